@@ -1,0 +1,59 @@
+# The contract of the compiled core: every field and every cdef routine of
+# oxmera._core.autograd, so other Cython modules can cimport them.
+
+cdef class VersionCounter:
+    # Shared by a tensor, its views and its detached aliases: one counter per
+    # block of memory, bumped by every in-place write to it.
+    cdef Py_ssize_t value          # number of in-place writes so far
+
+
+cdef class AutogradMeta:
+    # Present only on tensors that take part in autograd; a tensor that needs
+    # no gradient carries None instead, so the no-grad path is one pointer test.
+    cdef bint requires_grad        # True for every non-leaf; settable on leaves
+    cdef object grad               # accumulated gradient (a Tensor) or None
+    cdef GradFn grad_fn            # the node that produced this tensor; None on leaves
+    cdef Py_ssize_t output_nr      # which output of grad_fn this tensor is
+    cdef list hooks                # leaf gradient hooks as [key, fn] pairs, or None
+    cdef bint retains_grad         # non-leaf asked for .grad with retain_grad()
+
+
+cdef class Tensor:
+    cdef readonly object _data     # the numpy.ndarray holding the values
+    cdef AutogradMeta _meta        # None unless the tensor requires grad
+    cdef VersionCounter _version_counter  # None until first needed (0 writes)
+    cdef object __weakref__        # weakref support (retain_grad, tests, caches)
+
+
+cdef class GradFn:
+    # One node of the tape: how to send the gradient of an op's outputs back to
+    # its inputs. It references its inputs (never its outputs), so the tape is
+    # acyclic and dropping the output frees it by reference counting alone.
+    cdef readonly object op        # the op definition: name, vjp, flags (oxmera.ops._registry.OpDef)
+    cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
+    cdef tuple next_nrs            # per input: output index in next_fns[i]; None when all 0
+    cdef tuple needs_input_grad_   # per input: does it need a gradient
+    cdef tuple args                # the call's positional args; unsaved tensors replaced by None
+    cdef dict kwargs               # the call's keyword args, or None
+    cdef tuple saved_versions      # versions of the saved tensor inputs at record time; None = all 0
+    cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
+    cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
+    cdef Py_ssize_t output_version      # its value when saved
+    cdef Py_ssize_t num_outputs    # number of outputs of the op
+    cdef object out_shape          # output shape (tuple of shapes when num_outputs > 1)
+    cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
+    cdef bint released             # saved values freed by a backward without retain_graph
+    cdef list pre_hooks            # [key, output_nr, fn] run on output gradients, or None
+    cdef list retained             # [output_nr, weakref to Tensor] for retain_grad(), or None
+    cdef object creation_trace     # forward traceback kept in anomaly mode, or None
+    cdef object __weakref__        # weakref support
+
+    cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr)
+    cdef int release(self) except -1
+    cdef int check_saved(self) except -1
+    cdef object _input_slot(self, Py_ssize_t i)
+
+
+cdef bint grad_enabled() except -1
+cdef Tensor wrap_array(object array)
+cdef Tensor make_tensor(object array, bint requires_grad)

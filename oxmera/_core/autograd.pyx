@@ -1,0 +1,1548 @@
+# cython: language_level=3
+"""The compiled core of oxmera: tensors, the tape, grad mode and the backward engine.
+
+What lives here
+    ``Tensor`` (wraps one ``numpy.ndarray``), ``AutogradMeta`` (what a tensor
+    that takes part in autograd carries), ``GradFn`` (one node of the tape),
+    ``VersionCounter``, the per-thread recording flag, ``apply_op`` (runs an
+    op's forward and records its node) and ``run_backward`` (the engine).
+
+What does not
+    No op. The core calls an op's forward and VJP through the op definition it
+    is handed (``oxmera.ops._registry.OpDef``), and the few ops the engine
+    itself needs (summing a broadcast gradient back, casting, adding) are
+    handed to it by ``oxmera.ops`` through :func:`set_engine_ops`. Tensor
+    methods and operators are installed by ``oxmera.ops`` as well
+    (:func:`install_tensor_attributes`).
+"""
+
+cimport cython
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_REFCNT
+
+import itertools
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+cdef extern from "Python.h":
+    unsigned long Py_TPFLAGS_IMMUTABLETYPE
+    void PyType_Modified(PyTypeObject*)
+
+cdef extern from "pythread.h":
+    ctypedef void* PyThread_type_lock
+    PyThread_type_lock PyThread_allocate_lock()
+    int PyThread_acquire_lock(PyThread_type_lock, int) nogil
+    void PyThread_release_lock(PyThread_type_lock) nogil
+
+cdef object ndarray = np.ndarray
+cdef object _np_asarray = np.asarray
+cdef object _np_ones = np.ones
+cdef object _np_zeros = np.zeros
+cdef object _np_add = np.add
+
+
+class OpError(ValueError, RuntimeError):
+    """An op rejected its arguments: shapes that do not broadcast or multiply,
+    a dim out of range, a value outside the op's domain.
+
+    It is both a ``ValueError`` (what NumPy raises for these) and a
+    ``RuntimeError`` (what PyTorch raises), so code written for either
+    catches it. The message names the op and the shapes involved.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Grad mode: the recording flag, one per thread.
+# ---------------------------------------------------------------------------
+
+class _GradModeState(threading.local):
+    # A class attribute, so every new thread starts with recording enabled,
+    # whatever another thread set.
+    enabled = True
+
+
+cdef object _grad_state = _GradModeState()
+
+
+cdef bint grad_enabled() except -1:
+    return _grad_state.enabled
+
+
+def is_grad_enabled():
+    """Return whether operations on tensors are being recorded in this thread.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.is_grad_enabled()
+    True
+    """
+    return bool(_grad_state.enabled)
+
+
+def _set_grad_enabled(bint mode):
+    """Set this thread's recording flag and return the previous value."""
+    prev = bool(_grad_state.enabled)
+    _grad_state.enabled = mode
+    return prev
+
+
+# ---------------------------------------------------------------------------
+# dtypes and conversion of Python data
+# ---------------------------------------------------------------------------
+
+cdef object _default_dtype = np.dtype(np.float32)
+cdef object _int64 = np.dtype(np.int64)
+cdef object _bool = np.dtype(np.bool_)
+
+
+def get_default_dtype():
+    """Return the dtype Python floats become (``float32`` unless changed).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.get_default_dtype()
+    dtype('float32')
+    """
+    return _default_dtype
+
+
+def set_default_dtype(dtype):
+    """Set the dtype Python floats and float lists become.
+
+    Only floating dtypes are accepted (``TypeError`` otherwise).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.set_default_dtype(oxmera.float64)
+    >>> oxmera.tensor([1.5]).dtype
+    dtype('float64')
+    >>> oxmera.set_default_dtype(oxmera.float32)
+    """
+    global _default_dtype
+    d = np.dtype(dtype)
+    if d.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating dtypes are allowed, got {d}")
+    _default_dtype = d
+
+
+cdef inline bint _supported_kind(object dtype):
+    return dtype.kind in "biuf"
+
+
+def as_array(data, dtype=None, bint copy=False):
+    """Convert ``data`` to a ndarray with oxmera's dtype rules.
+
+    Python floats (and lists holding any) become the default float dtype,
+    Python ints ``int64``, bools ``bool``; NumPy arrays and scalars keep their
+    dtype; a Tensor gives its array. ``copy=True`` guarantees fresh memory.
+    """
+    cdef bint fresh = False
+    if isinstance(data, Tensor):
+        arr = (<Tensor>data)._data
+    elif isinstance(data, ndarray):
+        arr = data
+    elif isinstance(data, np.generic):
+        arr = _np_asarray(data)
+        fresh = True
+    else:
+        try:
+            arr = _np_asarray(data)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"could not convert {type(data).__name__} to a tensor: {e}") from None
+        fresh = True
+        if dtype is None:
+            kind = arr.dtype.kind
+            if kind == "f":
+                if arr.dtype is not _default_dtype:
+                    arr = arr.astype(_default_dtype)
+            elif kind in "iu":
+                if arr.dtype is not _int64:
+                    arr = arr.astype(_int64)
+            elif kind != "b":
+                raise TypeError(
+                    f"could not convert {type(data).__name__} to a tensor: "
+                    f"its elements give dtype {arr.dtype}, which oxmera does not support")
+    if dtype is not None:
+        d = np.dtype(dtype)
+        if not _supported_kind(d):
+            raise TypeError(f"unsupported dtype {d}: oxmera tensors hold bool, integer or floating values")
+        if arr.dtype != d:
+            arr = arr.astype(d)
+            fresh = True
+    elif not _supported_kind(arr.dtype):
+        raise TypeError(f"unsupported dtype {arr.dtype}: oxmera tensors hold bool, integer or floating values")
+    if copy and not fresh:
+        arr = arr.copy()
+    return arr
+
+
+# ---------------------------------------------------------------------------
+# The three classes (and the version counter they share)
+# ---------------------------------------------------------------------------
+
+@cython.final
+@cython.freelist(64)
+cdef class VersionCounter:
+    """Counts in-place writes to one block of memory; shared by its views."""
+
+    @property
+    def value(self):
+        return self.value
+
+
+@cython.final
+@cython.freelist(256)
+@cython.trashcan(True)
+cdef class AutogradMeta:
+    """Autograd state of one tensor that requires grad (internal)."""
+
+    def __repr__(self):
+        return (f"AutogradMeta(requires_grad={bool(self.requires_grad)}, "
+                f"grad_fn={self.grad_fn!r}, output_nr={self.output_nr})")
+
+
+cdef inline AutogradMeta _new_meta(GradFn grad_fn, Py_ssize_t output_nr):
+    cdef AutogradMeta meta = AutogradMeta.__new__(AutogradMeta)
+    meta.requires_grad = True
+    meta.grad_fn = grad_fn
+    meta.output_nr = output_nr
+    return meta
+
+
+cdef Tensor wrap_array(object array):
+    """A new Tensor around ``array`` (no copy, no grad): the fast constructor."""
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._data = array
+    return t
+
+
+cdef Tensor make_tensor(object array, bint requires_grad):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._data = array
+    if requires_grad:
+        _check_can_require_grad(array.dtype)
+        t._meta = _new_meta(None, 0)
+    return t
+
+
+def _wrap(array):
+    """Python-callable twin of ``wrap_array``: a Tensor around ``array``, no copy."""
+    return wrap_array(array)
+
+
+cdef int _check_can_require_grad(object dtype) except -1:
+    if dtype.kind != "f":
+        raise RuntimeError(
+            f"only Tensors of floating point dtype can require gradients, got dtype {dtype}")
+    return 0
+
+
+cdef VersionCounter _counter_of(Tensor t):
+    if t._version_counter is None:
+        t._version_counter = VersionCounter.__new__(VersionCounter)
+    return t._version_counter
+
+
+cdef object _next_hook_key = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_key")
+
+    def __init__(self, hooks, key):
+        self._hooks = hooks
+        self._key = key
+
+    def remove(self):
+        """Unregister the hook (a second call does nothing)."""
+        hooks = self._hooks
+        if hooks is None:
+            return
+        for i in range(len(hooks)):
+            if hooks[i][0] == self._key:
+                del hooks[i]
+                break
+        self._hooks = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_NUMPY_WITH_GRAD = ("Can't call numpy() on Tensor that requires grad. "
+                    "Use tensor.detach().numpy() instead.")
+
+
+@cython.trashcan(True)
+cdef class Tensor:
+    """A multi-dimensional array with reverse-mode automatic differentiation.
+
+    ``Tensor(data, dtype=None, requires_grad=False)`` copies ``data`` like
+    :func:`oxmera.tensor`. Operations on tensors that require grad are
+    recorded, and ``backward()`` sends gradients back to the leaves.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4., 6.], dtype=float32)
+    """
+
+    # ndarray-first dispatch: NumPy binary operators defer to ours, so
+    # ``ndarray + tensor`` gives a tensor.
+    __array_ufunc__ = None
+
+    def __init__(self, data=None, dtype=None, requires_grad=False):
+        if data is None:
+            data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
+        self._data = as_array(data, dtype, copy=True)
+        if requires_grad:
+            _check_can_require_grad(self._data.dtype)
+            self._meta = _new_meta(None, 0)
+
+    # -- the array and its description ------------------------------------
+
+    @property
+    def shape(self):
+        """The shape, as a tuple of ints."""
+        return self._data.shape
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of the elements."""
+        return self._data.dtype
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self._data.ndim
+
+    def dim(self):
+        """Number of dimensions (same as ``ndim``)."""
+        return self._data.ndim
+
+    def numel(self):
+        """Number of elements."""
+        return self._data.size
+
+    def size(self, dim=None):
+        """The shape as a tuple, or the length of dimension ``dim``.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> oxmera.zeros(2, 3).size(-1)
+        3
+        """
+        shape = self._data.shape
+        if dim is None:
+            return shape
+        return shape[_normalize_dim(dim, len(shape), "size")]
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def element_size(self):
+        """Bytes per element."""
+        return self._data.itemsize
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"item(): a Tensor with {self._data.size} elements cannot be converted to a Python scalar")
+        return self._data.item()
+
+    def tolist(self):
+        """The values as (nested) Python lists of numbers."""
+        return self._data.tolist()
+
+    def numpy(self, *, force=False):
+        """The underlying ndarray, sharing memory.
+
+        Raises ``RuntimeError`` for a tensor that requires grad, unless
+        ``force=True``, as PyTorch does: writing to the array would corrupt
+        gradients silently.
+        """
+        if not force and self._meta is not None and self._meta.requires_grad:
+            raise RuntimeError(_NUMPY_WITH_GRAD)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._meta is not None and self._meta.requires_grad:
+            raise RuntimeError(_NUMPY_WITH_GRAD)
+        arr = self._data
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        if copy:
+            return arr.copy()
+        return arr
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return bool(self._data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.item())
+
+    def __hash__(self):
+        # Tensors hash by identity, like PyTorch: == is elementwise.
+        return <Py_ssize_t><void*>self
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self._data.item(), spec)
+        return format(repr(self), spec)
+
+    def __reduce__(self):
+        return (_rebuild_tensor, (type(self), self._data, self.requires_grad))
+
+    def __repr__(self):
+        arr = self._data
+        prefix = "tensor("
+        if arr.size == 0 and arr.ndim > 1:
+            body = f"[], size={arr.shape}"
+        else:
+            body = np.array2string(arr, separator=", ", prefix=prefix, threshold=1000,
+                                   edgeitems=3, precision=4)
+        extras = [f"dtype={arr.dtype}"]
+        meta = self._meta
+        if meta is not None:
+            if meta.grad_fn is not None:
+                extras.append(f"grad_fn=<{meta.grad_fn.op.backward_name}>")
+            elif meta.requires_grad:
+                extras.append("requires_grad=True")
+        return f"{prefix}{body}, {', '.join(extras)})"
+
+    def __str__(self):
+        return self.__repr__()
+
+    # -- autograd attributes ----------------------------------------------
+
+    @property
+    def requires_grad(self):
+        """Whether gradients are computed for this tensor (settable on leaves)."""
+        return self._meta is not None and self._meta.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place on a leaf and return the tensor.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> oxmera.ones(2).requires_grad_()
+        tensor([1., 1.], dtype=float32, requires_grad=True)
+        """
+        cdef bint flag = bool(requires_grad)
+        meta = self._meta
+        if meta is not None and meta.grad_fn is not None:
+            if flag:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if flag:
+            _check_can_require_grad(self._data.dtype)
+            if meta is None:
+                self._meta = _new_meta(None, 0)
+            else:
+                meta.requires_grad = True
+        elif meta is not None:
+            if meta.grad is None and meta.hooks is None:
+                self._meta = None      # back to the no-grad fast path
+            else:
+                meta.requires_grad = False
+        return self
+
+    @property
+    def is_leaf(self):
+        """True unless the tensor was produced by a recorded op."""
+        return self._meta is None or self._meta.grad_fn is None
+
+    @property
+    def grad_fn(self):
+        """The node that produced this tensor (a :class:`GradFn`), or None."""
+        return None if self._meta is None else self._meta.grad_fn
+
+    @property
+    def output_nr(self):
+        return 0 if self._meta is None else self._meta.output_nr
+
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor) or None. Settable."""
+        meta = self._meta
+        if meta is None:
+            return None
+        if meta.grad_fn is not None and not meta.retains_grad and meta.grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "It won't be populated during backward(); use .retain_grad() on the non-leaf "
+                "Tensor if you want it.", UserWarning, stacklevel=2)
+        return meta.grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+            if (<Tensor>value)._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {(<Tensor>value)._data.shape} "
+                    f"for a tensor of shape {self._data.shape}")
+            if (<Tensor>value)._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"assigned grad has dtype {(<Tensor>value)._data.dtype} for a tensor of "
+                    f"dtype {self._data.dtype}")
+        if self._meta is None:
+            if value is None:
+                return
+            self._meta = _new_meta(None, 0)
+            self._meta.requires_grad = False
+        self._meta.grad = value
+
+    @property
+    def retains_grad(self):
+        """True if ``retain_grad()`` was called on this non-leaf tensor."""
+        return self._meta is not None and self._meta.retains_grad
+
+    def retain_grad(self):
+        """Make ``backward()`` fill ``.grad`` of this non-leaf tensor too."""
+        meta = self._meta
+        if meta is None or not meta.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if meta.grad_fn is None or meta.retains_grad:
+            return
+        node = meta.grad_fn
+        if node.retained is None:
+            node.retained = []
+        node.retained.append([meta.output_nr, weakref.ref(self)])
+        meta.retains_grad = True
+
+    def register_hook(self, hook):
+        """Register ``hook(grad)`` to run on this tensor's gradient.
+
+        The hook may return a Tensor that replaces the gradient. Returns a
+        handle whose ``remove()`` unregisters it.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 2)
+        >>> x.sum().backward()
+        >>> x.grad
+        tensor([2., 2.], dtype=float32)
+        >>> h.remove()
+        """
+        meta = self._meta
+        if meta is None or not meta.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if not callable(hook):
+            raise TypeError(f"register_hook expects a callable, got {type(hook).__name__}")
+        key = next(_next_hook_key)
+        if meta.grad_fn is None:
+            if meta.hooks is None:
+                meta.hooks = []
+            meta.hooks.append([key, hook])
+            return RemovableHandle(meta.hooks, key)
+        node = meta.grad_fn
+        if node.pre_hooks is None:
+            node.pre_hooks = []
+        node.pre_hooks.append([key, meta.output_nr, hook])
+        return RemovableHandle(node.pre_hooks, key)
+
+    def detach(self):
+        """A new tensor sharing this one's memory, cut from the graph."""
+        cdef Tensor t = Tensor.__new__(Tensor)
+        t._data = self._data
+        t._version_counter = _counter_of(self)
+        return t
+
+    def detach_(self):
+        """Cut this tensor from the graph in place; it becomes a leaf."""
+        self._meta = None
+        return self
+
+    @property
+    def data(self):
+        """A tensor sharing this one's memory without its history.
+
+        Unlike ``detach()``, writes through it are not seen by the version
+        counter (PyTorch's ``.data`` rule). Setting it swaps the array.
+        """
+        return wrap_array(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = as_array(value)
+
+    @property
+    def _version(self):
+        """Number of in-place writes to this tensor's memory (shared with views)."""
+        return 0 if self._version_counter is None else self._version_counter.value
+
+    def _bump_version(self):
+        """Record one in-place write (for in-place ops)."""
+        cdef VersionCounter counter = _counter_of(self)
+        counter.value += 1
+
+    def _share_version_counter(self, Tensor base):
+        """Make this tensor count writes together with ``base`` (it is a view of it)."""
+        self._version_counter = _counter_of(base)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the leaves' ``.grad``.
+
+        Parameters
+        ----------
+        gradient : Tensor or array_like, optional
+            The gradient with respect to this tensor; may be omitted for a
+            one-element tensor (it is then 1).
+        retain_graph : bool, optional
+            Keep the saved values so backward can run through the graph again.
+            Defaults to ``create_graph``.
+        create_graph : bool
+            Record the backward pass, for higher-order gradients.
+        inputs : sequence of Tensor, optional
+            Accumulate only into these tensors.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> x = oxmera.tensor(3.0, requires_grad=True)
+        >>> (x ** 2).backward()
+        >>> x.grad
+        tensor(6., dtype=float32)
+        """
+        if inputs is not None:
+            if isinstance(inputs, Tensor):
+                inputs = (inputs,)
+            inputs = tuple(inputs)
+            if len(inputs) == 0:
+                raise RuntimeError("backward(): 'inputs' argument to backward() cannot be empty")
+        if retain_graph is None:
+            retain_graph = create_graph
+        run_backward((self,), (gradient,), bool(retain_graph), bool(create_graph),
+                     inputs, False, True)
+
+
+def _rebuild_tensor(cls, array, requires_grad):
+    cdef Tensor t = cls.__new__(cls)
+    t._data = array
+    if requires_grad:
+        t._meta = _new_meta(None, 0)
+    return t
+
+
+cdef Py_ssize_t _normalize_dim(object dim, Py_ssize_t ndim, str opname) except? -1:
+    cdef Py_ssize_t d
+    cdef Py_ssize_t n = ndim if ndim > 0 else 1
+    try:
+        d = dim.__index__()
+    except AttributeError:
+        raise TypeError(f"{opname}(): dim must be an int, got {type(dim).__name__}") from None
+    if d < -n or d >= n:
+        raise IndexError(
+            f"{opname}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d + n if d < 0 else d
+
+
+def normalize_dim(dim, ndim, opname="op"):
+    """Map ``dim`` into ``range(ndim)``; ``IndexError`` naming the op if out of range."""
+    return _normalize_dim(dim, ndim, opname)
+
+
+class _Name(str):
+    """A node's name: a str, and callable like PyTorch's ``grad_fn.name()``."""
+
+    __slots__ = ()
+
+    def __call__(self):
+        return str(self)
+
+
+def backward_name(str name):
+    """The readable node name for an op called ``name``: mul -> MulBackward."""
+    return _Name("".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Backward")
+
+
+class AccumulateGrad:
+    """What ``next_functions`` shows for an edge into a leaf tensor."""
+
+    __slots__ = ("variable",)
+    name = _Name("AccumulateGrad")
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    @property
+    def next_functions(self):
+        return ()
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or "
+          "if you need to access saved tensors after calling backward.")
+
+
+@cython.final
+@cython.freelist(256)
+@cython.trashcan(True)
+cdef class GradFn:
+    """One node of the tape: sends an op's output gradients to its inputs.
+
+    The VJP of the op receives the node as ``ctx``: ``ctx.needs_input_grad``
+    says which inputs need a gradient, ``ctx.output`` gives the op's output
+    (rebuilt at backward time, never kept as a tensor, so no reference cycle).
+    """
+
+    @property
+    def name(self):
+        """The readable name, e.g. ``MulBackward``."""
+        return self.op.backward_name
+
+    @property
+    def next_functions(self):
+        """Per input: ``(node, output_nr)``; ``AccumulateGrad`` for leaves, ``None`` if no grad."""
+        out = []
+        for i, fn in enumerate(self.next_fns):
+            if isinstance(fn, Tensor):
+                out.append((AccumulateGrad(fn), 0))
+            else:
+                out.append((fn, 0 if self.next_nrs is None else self.next_nrs[i]))
+        return tuple(out)
+
+    @property
+    def needs_input_grad(self):
+        """Per input of the op: whether a gradient must be computed for it."""
+        return self.needs_input_grad_
+
+    @property
+    def output(self):
+        """The op's output, for VJPs that reuse it (declared ``save_output``).
+
+        During a backward with ``create_graph=True`` it is connected to this
+        node, so the VJP's own derivative through the output is right.
+        """
+        if self.released:
+            raise RuntimeError(_FREED)
+        if self.saved_output is None:
+            raise RuntimeError(f"{self.op.backward_name}: the op did not declare save_output=True")
+        if self.num_outputs == 1:
+            return self._rebuild_output(self.saved_output, self.output_counter, 0)
+        return tuple(self._rebuild_output(a, c, i) for i, (a, c) in
+                     enumerate(zip(self.saved_output, self.output_counter)))
+
+    cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr):
+        cdef Tensor t = Tensor.__new__(Tensor)
+        t._data = array
+        t._version_counter = counter
+        if _grad_state.enabled and array.dtype.kind == "f":
+            t._meta = _new_meta(self, nr)
+        return t
+
+    def input_shape(self, Py_ssize_t i):
+        """Shape of input ``i`` (one that needs a gradient), without keeping it alive."""
+        fn = self.next_fns[i]
+        if fn is None:
+            raise RuntimeError(f"{self.op.backward_name}: input {i} needs no gradient")
+        return _expected_shape(fn, 0 if self.next_nrs is None else self.next_nrs[i])
+
+    def input_dtype(self, Py_ssize_t i):
+        """Dtype of input ``i`` (one that needs a gradient)."""
+        fn = self.next_fns[i]
+        if fn is None:
+            raise RuntimeError(f"{self.op.backward_name}: input {i} needs no gradient")
+        return _expected_dtype(fn, 0 if self.next_nrs is None else self.next_nrs[i])
+
+    @property
+    def metadata(self):
+        return {}
+
+    def __repr__(self):
+        return f"<{self.op.backward_name} object at {<size_t><void*>self:#x}>"
+
+    cdef int release(self) except -1:
+        self.args = None
+        self.kwargs = None
+        self.saved_output = None
+        self.released = True
+        return 0
+
+    cdef int check_saved(self) except -1:
+        """Raise if the saved values were freed or modified in place since."""
+        cdef Py_ssize_t i, now, then, k
+        if self.released:
+            raise RuntimeError(_FREED)
+        if self.args is not None:
+            k = 0
+            for i in range(len(self.needs_input_grad_)):
+                arg = self._input_slot(i)
+                if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
+                    now = (<Tensor>arg)._version_counter.value
+                    then = 0 if self.saved_versions is None else self.saved_versions[i]
+                    if now != then:
+                        raise RuntimeError(
+                            f"one of the variables needed for gradient computation has been "
+                            f"modified by an inplace operation: input {i} of "
+                            f"{self.op.backward_name} (shape {(<Tensor>arg)._data.shape}) is at "
+                            f"version {now}; expected version {then} instead.")
+        if self.saved_output is not None:
+            now = _counter_sum(self.output_counter)
+            if now != self.output_version:
+                raise RuntimeError(
+                    f"one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: the output of {self.op.backward_name} is at "
+                    f"version {now}; expected version {self.output_version} instead.")
+        return 0
+
+    cdef object _input_slot(self, Py_ssize_t i):
+        if self.op.n_inputs < 0:
+            return self.args[0][i]
+        return self.args[i]
+
+
+cdef Py_ssize_t _counter_sum(object counter):
+    # Versions only grow, so an unchanged sum means no write to any of them.
+    cdef Py_ssize_t total = 0
+    if isinstance(counter, VersionCounter):
+        return (<VersionCounter>counter).value
+    for c in counter:
+        if c is not None:
+            total += (<VersionCounter>c).value
+    return total
+
+
+# ---------------------------------------------------------------------------
+# Installing methods: the ops package gives Tensor its methods and operators.
+# ---------------------------------------------------------------------------
+
+def install_tensor_attributes(dict attributes):
+    """Set ``Tensor.<name> = value`` for each item (methods, operators, properties).
+
+    The type is immutable to users; it is opened only for this call, so the
+    ops package can add the methods of the ops it defines while the core
+    stays free of any op.
+    """
+    cdef PyTypeObject* tp = <PyTypeObject*>Tensor
+    tp.tp_flags &= ~Py_TPFLAGS_IMMUTABLETYPE
+    try:
+        for name, value in attributes.items():
+            setattr(Tensor, name, value)
+    finally:
+        tp.tp_flags |= Py_TPFLAGS_IMMUTABLETYPE
+        PyType_Modified(tp)
+
+
+# The ops the engine itself needs, handed over by oxmera.ops (set_engine_ops).
+cdef object _sum_to_op = None
+cdef object _cast_op = None
+cdef object _add_op = None
+
+
+def set_engine_ops(sum_to, cast, add):
+    """Give the engine the differentiable ops it applies to gradients.
+
+    ``sum_to(grad, shape)`` sums a broadcast gradient back to an input's
+    shape, ``cast(grad, dtype)`` converts it to the input's dtype, and
+    ``add(a, b)`` accumulates gradients when the backward is recorded.
+    """
+    global _sum_to_op, _cast_op, _add_op
+    _sum_to_op, _cast_op, _add_op = sum_to, cast, add
+
+
+# ---------------------------------------------------------------------------
+# Applying an op: forward, then (maybe) record its node.
+# ---------------------------------------------------------------------------
+
+cdef inline bint _is_python_scalar(object v):
+    return isinstance(v, (float, int))      # bool is an int
+
+
+cdef object _op_error(object op, object err, list values):
+    shapes = ", ".join(str(v._data.shape if isinstance(v, Tensor) else np.shape(v)) for v in values
+                       if v is not None)
+    return OpError(f"{op.name}(): {err} (input shapes: {shapes})")
+
+
+def apply_op(op, tuple args, dict kwargs):
+    """Run ``op`` on ``args``: its NumPy forward, and its node when recording.
+
+    ``op.n_inputs`` leading positional arguments are the op's tensor inputs
+    (``-1``: the first argument is a sequence of them); they reach the forward
+    as arrays (Python scalars stay scalars), the rest as given. A node is
+    recorded when grad mode is on, the op is differentiable and any input
+    requires grad.
+    """
+    cdef Py_ssize_t n = op.n_inputs
+    cdef bint sequence = n < 0
+    cdef Py_ssize_t i, count
+    cdef bint recording = False, any_array = False, uniform_float = True
+    cdef Tensor t
+    cdef list values
+    cdef list arrays
+    if sequence:
+        if len(args) == 0:
+            raise TypeError(f"{op.name}() missing its sequence of tensors")
+        seq = args[0]
+        if isinstance(seq, (Tensor, ndarray)):
+            raise TypeError(f"{op.name}(): expected a sequence of tensors, got a single {type(seq).__name__}")
+        values = list(seq)
+        rest = args[1:]
+    else:
+        if len(args) < n:
+            args = _inputs_from_kwargs(op, args, kwargs)
+            if kwargs is not None:
+                kwargs = {k: v for k, v in kwargs.items() if k not in op.input_names}
+        values = list(args[:n])
+        rest = args[n:]
+    count = len(values)
+    arrays = [None] * count
+    first_dtype = None
+    for i in range(count):
+        v = values[i]
+        if isinstance(v, Tensor):
+            t = <Tensor>v
+            a = t._data
+            if t._meta is not None and t._meta.requires_grad:
+                recording = True
+        elif v is None or _is_python_scalar(v):
+            arrays[i] = v
+            continue
+        elif isinstance(v, ndarray):
+            a = v
+            if not _supported_kind(a.dtype):
+                raise TypeError(f"{op.name}(): unsupported dtype {a.dtype}")
+        elif isinstance(v, np.generic):
+            arrays[i] = v.item()       # NumPy scalars act like Python numbers
+            continue
+        else:
+            a = as_array(v)
+            values[i] = a
+        arrays[i] = a
+        any_array = True
+        dt = a.dtype
+        if first_dtype is None:
+            first_dtype = dt
+        elif dt is not first_dtype:
+            uniform_float = False
+    if not any_array:
+        # Only Python numbers: they make a tensor by the §2 dtype rules.
+        for i in range(count):
+            if arrays[i] is not None:
+                arrays[i] = as_array(arrays[i])
+                first_dtype = arrays[i].dtype if first_dtype is None else first_dtype
+        uniform_float = False
+    if op.prepare is not None and not (uniform_float and first_dtype is not None
+                                       and first_dtype.kind == "f"):
+        arrays = op.prepare(arrays)
+    if sequence:
+        fargs = (arrays,) + rest
+    elif count == len(args):
+        fargs = tuple(arrays)
+    else:
+        fargs = tuple(arrays) + rest
+    try:
+        if kwargs:
+            out = op.forward(*fargs, **kwargs)
+        else:
+            out = op.forward(*fargs)
+    except ValueError as err:
+        if isinstance(err, OpError):
+            raise
+        raise _op_error(op, err, values) from None
+
+    recording = recording and op.differentiable and _grad_state.enabled
+    if type(out) is tuple:
+        outputs = tuple([_output_tensor(o) for o in out])
+        if recording:
+            _record(op, values, args, kwargs, outputs, sequence)
+        if op.view:
+            _share_counters(values, outputs)
+        if op.output_type is not None:
+            return op.output_type(*outputs)
+        return outputs
+    if type(out) is not ndarray:
+        out = _np_asarray(out)
+    t = Tensor.__new__(Tensor)
+    t._data = out
+    if op.view and count and isinstance(values[0], Tensor) and _is_view_of(out, arrays[0]):
+        t._version_counter = _counter_of(<Tensor>values[0])
+    if recording:
+        _record(op, values, args, kwargs, (t,), sequence)
+    return t
+
+
+cdef Tensor _output_tensor(object o):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._data = o if type(o) is ndarray else _np_asarray(o)
+    return t
+
+
+cdef inline bint _is_view_of(object out, object source):
+    # NumPy points every view at the array owning the memory.
+    base = out.base
+    return base is not None and (base is source or base is source.base)
+
+
+cdef int _share_counters(list values, tuple outputs) except -1:
+    if values and isinstance(values[0], Tensor):
+        source = (<Tensor>values[0])._data
+        for o in outputs:
+            if _is_view_of((<Tensor>o)._data, source):
+                (<Tensor>o)._version_counter = _counter_of(<Tensor>values[0])
+    return 0
+
+
+cdef tuple _inputs_from_kwargs(object op, tuple args, dict kwargs):
+    # Tensor inputs given by keyword (``clamp(x, min=t)``) join the positional ones.
+    cdef list full = list(args)
+    names = op.input_names
+    for name in names[len(args):]:
+        if kwargs is not None and name in kwargs:
+            full.append(kwargs[name])
+        else:
+            full.append(None)
+    return tuple(full)
+
+
+cdef int _record(object op, list values, tuple args, dict kwargs, tuple outputs,
+                 bint sequence) except -1:
+    cdef GradFn node = GradFn.__new__(GradFn)
+    cdef Py_ssize_t i, n = len(values)
+    cdef Tensor t
+    cdef AutogradMeta meta
+    cdef list next_fns = [None] * n
+    cdef list needs = [False] * n
+    cdef list nrs = None
+    cdef list versions = None
+    node.op = op
+    save_mask = op.save_mask
+    for i in range(n):
+        v = values[i]
+        if isinstance(v, Tensor):
+            t = <Tensor>v
+            meta = t._meta
+            if meta is not None and meta.requires_grad:
+                needs[i] = True
+                if meta.grad_fn is None:
+                    next_fns[i] = t
+                else:
+                    next_fns[i] = meta.grad_fn
+                    if meta.output_nr:
+                        if nrs is None:
+                            nrs = [0] * n
+                        nrs[i] = meta.output_nr
+            if t._version_counter is not None and (save_mask is None or save_mask[i if not sequence else 0]):
+                if versions is None:
+                    versions = [0] * n
+                versions[i] = t._version_counter.value
+    node.next_fns = tuple(next_fns)
+    node.needs_input_grad_ = tuple(needs)
+    if nrs is not None:
+        node.next_nrs = tuple(nrs)
+    if versions is not None:
+        node.saved_versions = tuple(versions)
+    # What the VJP will read: the call's arguments, with inputs it does not
+    # need dropped, so they can be freed before backward.
+    if sequence:
+        if save_mask is None or save_mask[0]:
+            saved = tuple(values)
+        else:
+            saved = (None,) * n
+        node.args = (saved,) + args[1:]
+    elif save_mask is None:
+        node.args = tuple(values) if len(args) == n else tuple(values) + args[n:]
+    else:
+        kept = [values[i] if save_mask[i] else None for i in range(n)]
+        node.args = tuple(kept) + args[n:]
+    node.kwargs = kwargs if kwargs else None
+    node.num_outputs = len(outputs)
+    if node.num_outputs == 1:
+        t = <Tensor>outputs[0]
+        node.out_shape = t._data.shape
+        node.out_dtype = t._data.dtype
+        if t._data.dtype.kind == "f":
+            t._meta = _new_meta(node, 0)
+        if op.save_output:
+            node.saved_output = t._data
+            node.output_counter = _counter_of(t)
+            node.output_version = (<VersionCounter>node.output_counter).value
+    else:
+        node.out_shape = tuple([(<Tensor>o)._data.shape for o in outputs])
+        node.out_dtype = tuple([(<Tensor>o)._data.dtype for o in outputs])
+        for i in range(node.num_outputs):
+            t = <Tensor>outputs[i]
+            if t._data.dtype.kind == "f":
+                t._meta = _new_meta(node, i)
+        if op.save_output:
+            node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
+            node.output_counter = tuple([_counter_of(<Tensor>o) for o in outputs])
+            node.output_version = _counter_sum(node.output_counter)
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# The backward engine
+# ---------------------------------------------------------------------------
+
+cdef inline object _key(object o):
+    # Node identity is the C address of the node (or leaf tensor), valid while
+    # the graph is alive, which it is for the whole backward.
+    return <size_t><void*>o
+
+
+# Serializes writes into leaves' .grad, which threads may share.
+cdef PyThread_type_lock _grad_lock = PyThread_allocate_lock()
+
+
+cdef inline void _lock_grads():
+    if not PyThread_acquire_lock(_grad_lock, 0):
+        with nogil:
+            PyThread_acquire_lock(_grad_lock, 1)
+
+
+cdef object _expected_shape(object fn, Py_ssize_t nr):
+    if isinstance(fn, Tensor):
+        return (<Tensor>fn)._data.shape
+    if (<GradFn>fn).num_outputs == 1:
+        return (<GradFn>fn).out_shape
+    return (<GradFn>fn).out_shape[nr]
+
+
+cdef object _expected_dtype(object fn, Py_ssize_t nr):
+    if isinstance(fn, Tensor):
+        return (<Tensor>fn)._data.dtype
+    if (<GradFn>fn).num_outputs == 1:
+        return (<GradFn>fn).out_dtype
+    return (<GradFn>fn).out_dtype[nr]
+
+
+cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
+    if isinstance(g, Tensor):
+        return <Tensor>g
+    if isinstance(g, (ndarray, np.generic, float, int)):
+        return wrap_array(_np_asarray(g))
+    raise TypeError(f"{node.op.backward_name} returned a {type(g).__name__} as the gradient of "
+                    f"input {i}; a VJP must return Tensors or None")
+
+
+cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_t i):
+    """Bring a VJP's gradient to the shape and dtype of the input it is for."""
+    shape = _expected_shape(fn, nr)
+    got = g._data.shape
+    if got != shape:
+        g = _sum_to_op(g, shape)
+        if g._data.shape != shape:
+            raise RuntimeError(
+                f"{node.op.backward_name} returned a gradient of shape {got} for input {i}, "
+                f"which does not reduce to the input's shape {shape}")
+    dtype = _expected_dtype(fn, nr)
+    if g._data.dtype is not dtype and g._data.dtype != dtype:
+        g = _cast_op(g, dtype)
+    return g
+
+
+cdef object _accumulate(object old, Tensor g, bint create_graph):
+    if old is None:
+        return g
+    if create_graph:
+        return _add_op(old, g)
+    return wrap_array(_np_add((<Tensor>old)._data, g._data))
+
+
+cdef object _pending_add(dict pending, object key, object fn, Py_ssize_t nr, Tensor g,
+                         bint create_graph):
+    cdef list slots
+    if isinstance(fn, GradFn) and (<GradFn>fn).num_outputs > 1:
+        slots = pending.get(key)
+        if slots is None:
+            slots = [None] * (<GradFn>fn).num_outputs
+            pending[key] = slots
+        slots[nr] = _accumulate(slots[nr], g, create_graph)
+    else:
+        pending[key] = _accumulate(pending.get(key), g, create_graph)
+
+
+cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
+    # Hooks see the total gradient of one tensor; one returning a Tensor replaces it.
+    for entry in list(hooks):
+        if with_nr:
+            if entry[1] != nr:
+                continue
+            result = entry[2](grad)
+        else:
+            result = entry[1](grad)
+        if result is not None:
+            if not isinstance(result, Tensor):
+                raise TypeError(f"a gradient hook returned a {type(result).__name__}; it must "
+                                f"return a Tensor or None")
+            if (<Tensor>result)._data.shape != (<Tensor>grad)._data.shape:
+                raise RuntimeError(f"a gradient hook returned a gradient of shape "
+                                   f"{(<Tensor>result)._data.shape} for a gradient of shape "
+                                   f"{(<Tensor>grad)._data.shape}")
+            grad = result
+    return grad
+
+
+cdef object _call_vjp(GradFn node, object grads):
+    op = node.op
+    vjp = op.vjp
+    if vjp is None:
+        raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")
+    if node.kwargs is not None:
+        result = vjp(node, grads, *node.args, **node.kwargs)
+    else:
+        result = vjp(node, grads, *node.args)
+    cdef Py_ssize_t n = len(node.next_fns)
+    if type(result) is not tuple and type(result) is not list:
+        if n != 1 or op.n_inputs < 0:
+            raise RuntimeError(f"{op.backward_name} returned one gradient for {n} inputs")
+        return (result,)
+    if len(result) != n:
+        raise RuntimeError(f"{op.backward_name} returned {len(result)} gradients for {n} inputs")
+    return result
+
+
+cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_graph):
+    shape = t._data.shape
+    if gradient is None:
+        if t._data.size != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs; the output {i} has "
+                f"shape {shape}: pass `gradient` (a tensor of that shape)")
+        return wrap_array(_np_ones(shape, t._data.dtype))
+    if isinstance(gradient, Tensor) and create_graph:
+        g = <Tensor>gradient
+    else:
+        g = wrap_array(as_array(gradient))
+    if g._data.shape != shape:
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {g._data.shape} and "
+            f"output[{i}] has a shape of {shape}")
+    if g._data.dtype != t._data.dtype:
+        if g._data.dtype.kind not in "biuf":
+            raise TypeError(f"grad_output[{i}] has dtype {g._data.dtype}")
+        g = _cast_op(g, t._data.dtype) if create_graph else wrap_array(g._data.astype(t._data.dtype))
+    return g
+
+
+def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint create_graph,
+                 tuple inputs=None, bint allow_unused=False, bint accumulate=True):
+    """The engine. Send ``grad_tensors`` back from ``tensors`` through the tape.
+
+    With ``accumulate`` (``backward``), gradients are added into ``.grad`` of
+    the leaves (only of ``inputs`` if given) and of tensors that called
+    ``retain_grad()``. Without it (``autograd.grad``), the gradients of
+    ``inputs`` are returned as a tuple and no ``.grad`` changes.
+
+    The pass is in two phases: an iterative depth-first search (an explicit
+    stack, no recursion) counts each node's incoming edges and, when only some
+    inputs are wanted, marks the nodes on a path to them; then gradients are
+    propagated from the outputs, a node running once all its incoming edges
+    have delivered (dependency counts reach zero). Pending gradients are keyed
+    by node address and popped as soon as consumed.
+    """
+    cdef Py_ssize_t i, n, nr, d, pos
+    cdef Tensor t, g
+    cdef GradFn node
+    cdef dict deps = {}
+    cdef dict pending = {}
+    cdef dict active = None        # key -> 0 unneeded, 1 target only, 2 leads to a target, 3 both
+    cdef dict leaf_targets = None  # key -> index into inputs
+    cdef dict node_targets = None  # key -> [(output_nr, index into inputs)]
+    cdef list stack, positions, ready, commits, results = None
+    cdef list root_fns = []
+
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} outputs")
+    # -- validate everything before changing anything --------------------
+    roots = []
+    for i in range(len(tensors)):
+        r = tensors[i]
+        if not isinstance(r, Tensor):
+            raise TypeError(f"backward(): outputs must be Tensors, got {type(r).__name__} at {i}")
+        t = <Tensor>r
+        if t._meta is None or not t._meta.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn")
+        g = _root_gradient(t, grad_tensors[i], i, create_graph)
+        roots.append((t, g))
+    if inputs is not None:
+        active = {}
+        leaf_targets = {}
+        node_targets = {}
+        results = [None] * len(inputs)
+        for i in range(len(inputs)):
+            r = inputs[i]
+            if not isinstance(r, Tensor):
+                raise TypeError(f"inputs must be Tensors, got {type(r).__name__} at {i}")
+            t = <Tensor>r
+            if t._meta is None or not t._meta.requires_grad:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+            if t._meta.grad_fn is None:
+                leaf_targets[_key(t)] = i
+            else:
+                node_targets.setdefault(_key(t._meta.grad_fn), []).append((t._meta.output_nr, i))
+
+    # -- phase 1: depth-first search, counting dependencies ----------------
+    stack = []
+    positions = []
+    for t, g in roots:
+        fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
+        k = _key(fn)
+        if k not in deps:
+            deps[k] = 0
+            root_fns.append(fn)
+            if isinstance(fn, GradFn):
+                stack.append(fn)
+                positions.append(0)
+            elif active is not None:
+                active[k] = 1 if k in leaf_targets else 0
+    while stack:
+        node = <GradFn>stack[len(stack) - 1]
+        pos = positions[len(positions) - 1]
+        fns = node.next_fns
+        if pos < len(fns):
+            positions[len(positions) - 1] = pos + 1
+            nxt = fns[pos]
+            if nxt is None:
+                continue
+            k = _key(nxt)
+            c = deps.get(k)
+            if c is None:
+                deps[k] = 1
+                if isinstance(nxt, GradFn):
+                    stack.append(nxt)
+                    positions.append(0)
+                elif active is not None:
+                    active[k] = 1 if k in leaf_targets else 0
+            else:
+                deps[k] = c + 1
+            continue
+        stack.pop()
+        positions.pop()
+        k = _key(node)
+        if active is not None:
+            state = 1 if k in node_targets else 0
+            for nxt in fns:
+                if nxt is not None and active[_key(nxt)]:
+                    state |= 2
+                    break
+            active[k] = state
+            if state & 2:
+                node.check_saved()
+        else:
+            node.check_saved()
+    if active is not None:
+        for i in range(len(inputs)):
+            t = <Tensor>inputs[i]
+            fn = t if t._meta.grad_fn is None else t._meta.grad_fn
+            if _key(fn) not in deps and not allow_unused and not accumulate:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}) appears to not have been used "
+                    f"in the graph. Set allow_unused=True if this is the desired behavior.")
+
+    # -- phase 2: propagate, a node running when its count reaches zero ----
+    for t, g in roots:
+        fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
+        _pending_add(pending, _key(fn), fn, t._meta.output_nr, g, create_graph)
+    ready = [fn for fn in root_fns if deps[_key(fn)] == 0]
+    commits = []
+    prev_mode = _grad_state.enabled
+    _grad_state.enabled = create_graph
+    try:
+        while ready:
+            fn = ready.pop()
+            k = _key(fn)
+            grads = pending.pop(k, None)
+            if isinstance(fn, Tensor):
+                _finish_leaf(<Tensor>fn, grads, leaf_targets, results, commits, accumulate)
+                grads = None
+                continue
+            node = <GradFn>fn
+            state = 2 if active is None else active[k]
+            if grads is not None:
+                grads = _node_output_grads(node, grads, state, node_targets, inputs, results,
+                                           commits, accumulate, k)
+            if state & 2:
+                fns = node.next_fns
+                n = len(fns)
+                if grads is not None:
+                    grads_in = _call_vjp(node, grads)
+                else:
+                    grads_in = None
+                for i in range(n):
+                    nxt = fns[i]
+                    if nxt is None:
+                        continue
+                    ck = _key(nxt)
+                    if active is not None and not active[ck]:
+                        continue
+                    if grads_in is not None:
+                        gi = grads_in[i]
+                        if gi is not None:
+                            nr = 0 if node.next_nrs is None else node.next_nrs[i]
+                            g = _fit_grad(_as_grad_tensor(gi, node, i), nxt, nr, node, i)
+                            _pending_add(pending, ck, nxt, nr, g, create_graph)
+                    d = deps[ck] - 1
+                    deps[ck] = d
+                    if d == 0:
+                        ready.append(nxt)
+                grads_in = None
+            grads = None
+            if not retain_graph:
+                node.release()
+        _commit(commits, create_graph)
+    finally:
+        _grad_state.enabled = prev_mode
+    if results is not None and not accumulate:
+        return tuple(results)
+    return None
+
+
+cdef object _node_output_grads(GradFn node, object grads, int state, dict node_targets,
+                               tuple targets, list results, list commits, bint accumulate,
+                               object k):
+    """Hooks, retain_grad and captures for a node's output gradients; the VJP's input."""
+    cdef Py_ssize_t nr, i
+    cdef list slots
+    multi = node.num_outputs > 1
+    if multi:
+        slots = list(grads)
+        for nr in range(node.num_outputs):
+            if slots[nr] is None and node.out_dtype[nr].kind == "f":
+                slots[nr] = wrap_array(_np_zeros(node.out_shape[nr], node.out_dtype[nr]))
+    else:
+        slots = [grads]
+    if node.pre_hooks is not None:
+        for nr in range(node.num_outputs):
+            if slots[nr] is not None:
+                slots[nr] = _run_hooks(node.pre_hooks, nr, slots[nr], True)
+    if node.retained is not None and accumulate:
+        for entry in node.retained:
+            owner = entry[1]()
+            if owner is not None and slots[entry[0]] is not None:
+                commits.append((owner, slots[entry[0]]))
+    if state & 1:
+        for nr, i in node_targets[k]:
+            if accumulate:
+                if slots[nr] is not None:
+                    commits.append((targets[i], slots[nr]))
+            else:
+                results[i] = _accumulate(results[i], slots[nr], False) if results[i] is not None else slots[nr]
+    if multi:
+        return tuple(slots)
+    return slots[0]
+
+
+cdef int _finish_leaf(Tensor leaf, object grad, dict leaf_targets, list results, list commits,
+                      bint accumulate) except -1:
+    if grad is None or leaf._meta is None:
+        return 0
+    if leaf._meta.hooks is not None:
+        grad = _run_hooks(leaf._meta.hooks, 0, grad, False)
+    if accumulate:
+        commits.append((leaf, grad))
+    elif leaf_targets is not None:
+        results[leaf_targets[_key(leaf)]] = grad
+    return 0
+
+
+cdef int _commit(list commits, bint create_graph) except -1:
+    # The backward has succeeded: only now do the .grad fields change.
+    cdef Py_ssize_t i
+    _lock_grads()
+    try:
+        for i in range(len(commits)):
+            # Take the entry out of the list first: the reference count then
+            # tells whether anything else still holds the gradient.
+            owner, grad = commits[i]
+            commits[i] = None
+            _accumulate_into(<Tensor>owner, <Tensor>grad, create_graph)
+            owner = grad = None
+    finally:
+        PyThread_release_lock(_grad_lock)
+    return 0
+
+
+# References to a gradient (and its array) that only the committing code holds:
+# the caller's local variable, the argument, ``arr`` here. Checked by
+# tests/core/test_engine.py::test_grad_buffers_are_never_shared.
+cdef enum:
+    _STEAL_TENSOR_REFS = 1
+    _STEAL_ARRAY_REFS = 2
+
+
+cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -1:
+    cdef AutogradMeta meta = owner._meta
+    if meta is None:
+        return 0
+    old = meta.grad
+    if create_graph:
+        meta.grad = grad if old is None else _add_op(old, grad)
+        return 0
+    arr = grad._data
+    if old is None:
+        # Keep the engine's buffer when nothing else can see it (PyTorch's
+        # "steal" rule); otherwise copy, so .grad never aliases another tensor.
+        if (arr.base is None and Py_REFCNT(arr) <= _STEAL_ARRAY_REFS
+                and Py_REFCNT(grad) <= _STEAL_TENSOR_REFS and arr.flags.writeable):
+            meta.grad = wrap_array(arr)
+        else:
+            meta.grad = wrap_array(arr.copy())
+        return 0
+    old_arr = (<Tensor>old)._data
+    if (old_arr.flags.writeable and old_arr.shape == arr.shape and old_arr.dtype == arr.dtype
+            and (<Tensor>old)._meta is None):
+        _np_add(old_arr, arr, out=old_arr)
+        if (<Tensor>old)._version_counter is not None:
+            (<Tensor>old)._version_counter.value += 1
+    else:
+        meta.grad = wrap_array(old_arr + arr)
+    return 0

@@ -1,0 +1,16 @@
+"""Automatic differentiation: the engine's entry points, grad mode and checks.
+
+``backward`` and ``grad`` run the compiled engine; ``no_grad`` and friends
+switch recording per thread; ``gradcheck``/``gradgradcheck`` compare
+gradients with finite differences. ``Tensor``, ``GradFn`` and
+``AutogradMeta`` are the compiled core's classes.
+"""
+from oxmera._core.autograd import AutogradMeta, GradFn, Tensor
+from oxmera.autograd.engine import backward, grad
+from oxmera.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                                       set_grad_enabled)
+from oxmera.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+__all__ = ["AutogradMeta", "GradFn", "Tensor", "backward", "grad", "enable_grad",
+           "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled",
+           "GradcheckError", "gradcheck", "gradgradcheck"]

@@ -1,0 +1,151 @@
+"""Define new ops: a NumPy forward and its VJP, side by side.
+
+This is the one way ops are defined in oxmera, and it is public::
+
+    import numpy as np
+    from oxmera.extend import op
+
+    @op(inputs=2, save=("x",))
+    def scaled_add(x, y, alpha=1.0):
+        return x + alpha * y
+
+    @scaled_add.vjp
+    def _(ctx, grad, x, y, alpha=1.0):
+        return grad, grad * alpha
+
+The forward receives arrays for its tensor inputs (Python numbers stay
+numbers) and the other arguments as given; it returns an array (or a tuple of
+arrays). The VJP receives the node as ``ctx``, the gradient of the output
+(a tuple of them for several outputs) and the same arguments as the forward,
+with Tensors for tensor inputs; it returns one gradient per tensor input, a
+Tensor or None. It is written with oxmera ops, so it is itself differentiable.
+
+What the engine does so the op need not: sum a gradient over broadcast
+dimensions back to its input's shape, cast it to the input's dtype, skip
+inputs that need no gradient (``ctx.needs_input_grad`` tells the VJP which),
+free what the VJP reads after backward.
+
+Examples
+--------
+>>> import numpy as np
+>>> import oxmera
+>>> from oxmera.extend import op
+>>> @op(name="cube_example")
+... def cube(x):
+...     return x ** 3
+>>> @cube.vjp
+... def _(ctx, grad, x):
+...     return grad * 3 * x * x
+>>> x = oxmera.tensor(2.0, requires_grad=True)
+>>> cube(x).backward()
+>>> x.grad
+tensor(12., dtype=float32)
+"""
+import collections
+import functools
+import inspect
+
+from oxmera._core import autograd as _core
+from oxmera.ops import _registry
+
+__all__ = ["op"]
+
+_apply = _core.apply_op
+
+
+def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
+       promote=False, float_only=False, view=False, outputs=None, method=None,
+       operators=()):
+    """Decorator: turn a NumPy forward into a recorded, differentiable op.
+
+    Parameters
+    ----------
+    name : str, optional
+        The op's name (default: the function's name); the node is called
+        ``<Name>Backward``.
+    inputs : int or "sequence"
+        How many leading parameters are tensor inputs, or ``"sequence"`` when
+        the first parameter is a sequence of tensors (``cat``, ``stack``).
+    differentiable : bool
+        False for ops whose outputs never require grad (comparisons, argmax).
+    save : tuple of str, optional
+        Names of the tensor inputs the VJP reads (default: all). Inputs not
+        named reach the VJP as None and are not kept alive by the graph.
+    save_output : bool
+        The VJP reads the output as ``ctx.output``.
+    promote : bool
+        Bring the inputs to a common dtype by PyTorch's promotion rules first.
+    float_only : bool
+        Integer and bool inputs become the default float dtype first (``exp``).
+    view : bool
+        The output may be a view of input 0 (shares its version counter).
+    outputs : tuple of str, optional
+        Names of several outputs: the op returns a named tuple of them.
+    method : str or bool, optional
+        Also install as a Tensor method of this name (True: the op's name).
+    operators : tuple of str
+        Python operators to install, e.g. ``("__mul__", "__rmul__")``;
+        ``__r*__`` names swap the operands.
+    """
+    def decorate(forward):
+        opname = name or forward.__name__
+        params = list(inspect.signature(forward).parameters)
+        if inputs == "sequence":
+            n_inputs, input_names = -1, tuple(params[:1])
+        else:
+            n_inputs, input_names = int(inputs), tuple(params[:int(inputs)])
+        if save is None:
+            save_mask = None
+        else:
+            unknown = set(save) - set(input_names)
+            if unknown:
+                raise ValueError(f"op {opname}: save names {sorted(unknown)} are not inputs {input_names}")
+            save_mask = tuple(n in save for n in input_names)
+        prepare = None
+        if promote or float_only:
+            from oxmera.ops._utils import make_prepare
+            prepare = make_prepare(promote, float_only)
+        output_type = None
+        if outputs:
+            output_type = collections.namedtuple(opname, outputs)
+            output_type.__module__ = "oxmera.return_types"
+        opdef = _registry.OpDef(opname, forward, n_inputs, input_names, differentiable,
+                                save_mask, save_output, prepare, view, output_type)
+
+        def public(*args, **kwargs):
+            return _apply(opdef, args, kwargs)
+
+        functools.update_wrapper(public, forward)
+        public.__name__ = opname
+        public.__qualname__ = opname
+        public.op = opdef
+
+        def vjp(fn):
+            if not differentiable:
+                raise TypeError(f"op {opname} is declared non-differentiable; it takes no VJP")
+            opdef.vjp = fn
+            return fn
+
+        public.vjp = vjp
+        opdef.public = public
+        _registry.register(opdef)
+        if method:
+            _registry.add_tensor_attribute(opname if method is True else method, public)
+        for dunder in operators:
+            _registry.add_tensor_attribute(dunder, _operator(public, dunder))
+        return public
+
+    return decorate
+
+
+def _operator(public, dunder):
+    if dunder.startswith("__r") and dunder not in ("__repr__", "__round__"):
+        def reflected(self, other):
+            return public(other, self)
+        reflected.__name__ = dunder
+        return reflected
+
+    def forward_operator(self, *other):
+        return public(self, *other)
+    forward_operator.__name__ = dunder
+    return forward_operator

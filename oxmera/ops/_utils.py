@@ -1,0 +1,149 @@
+"""Rules every op shares: dtype promotion and dim handling.
+
+Promotion follows PyTorch (``torch.result_type``): the category (bool < int <
+float) is the highest among all operands, but within a category, tensors
+with dimensions decide over 0-d tensors, and those over Python numbers. So a
+Python float does not upcast a float32 tensor, a float64 0-d tensor does not
+upcast a float32 vector, and an int tensor times a Python float gives the
+default float dtype.
+"""
+import numpy as np
+
+from oxmera._core import autograd as _core
+
+_BOOL = np.dtype(np.bool_)
+_INT64 = np.dtype(np.int64)
+
+
+def _category(dtype):
+    kind = dtype.kind
+    return 2 if kind == "f" else (0 if kind == "b" else 1)
+
+
+def _promote(a, b):
+    # PyTorch's promoteTypes: an integer or bool meeting a float gives that
+    # float (NumPy would widen int64 + float32 to float64); otherwise NumPy's.
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if a.kind == "f" and b.kind != "f":
+        return a
+    if b.kind == "f" and a.kind != "f":
+        return b
+    return np.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    # at::native::combine_categories: a lower-priority participant only
+    # matters when it is of a higher category.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return _promote(higher, lower)
+    return higher
+
+
+def _scalar_dtype(value):
+    if isinstance(value, bool):
+        return _BOOL
+    if isinstance(value, int):
+        return _INT64
+    return _core.get_default_dtype()
+
+
+def result_type(*operands):
+    """The dtype an op on ``operands`` (arrays, Tensors, Python numbers) gives.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera.ops._utils import result_type
+    >>> result_type(np.zeros(3, np.float32), np.zeros((), np.float64))
+    dtype('float32')
+    >>> result_type(np.zeros(3, np.int64), 2.5)
+    dtype('float32')
+    """
+    dim_result = zero_result = wrapped_result = None
+    for v in operands:
+        if v is None:
+            continue
+        if isinstance(v, (bool, int, float)):
+            wrapped_result = _promote(wrapped_result, _scalar_dtype(v))
+            continue
+        dtype = v.dtype
+        if v.ndim:
+            dim_result = _promote(dim_result, dtype)
+        else:
+            zero_result = _promote(zero_result, dtype)
+    return _combine(dim_result, _combine(zero_result, wrapped_result))
+
+
+def make_prepare(promote, float_only):
+    """Build the input-preparing step of an op (``OpDef.prepare``).
+
+    It casts array inputs to the promoted dtype (Python numbers are left for
+    NumPy, which treats them as weakly typed, giving the same result), and
+    with ``float_only`` turns integer and bool results into the default float.
+    """
+    def prepare(values):
+        if promote:
+            target = result_type(*values)
+        else:
+            target = None
+            for v in values:
+                if v is not None and not isinstance(v, (bool, int, float)):
+                    target = v.dtype
+                    break
+            if target is None:
+                target = result_type(*values)
+        if float_only and target.kind != "f":
+            target = _core.get_default_dtype()
+        out = []
+        for v in values:
+            if v is None:
+                out.append(v)
+            elif isinstance(v, (bool, int, float)):
+                # An int scalar into a float op: NumPy keeps the float dtype.
+                out.append(float(v) if target.kind == "f" and isinstance(v, bool) else v)
+            elif v.dtype != target:
+                out.append(v.astype(target))
+            else:
+                out.append(v)
+        if all(isinstance(v, (bool, int, float)) for v in out if v is not None):
+            out = [np.asarray(v, dtype=target) if v is not None else v for v in out]
+        return out
+    return prepare
+
+
+normalize_dim = _core.normalize_dim
+
+
+def normalize_dims(dim, ndim, opname):
+    """``dim`` (None, int or sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if ndim == 0:
+        # A 0-d tensor accepts dim 0 and -1, and has nothing to reduce.
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            normalize_dim(d, 0, opname)
+        return ()
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(sorted(normalize_dim(d, ndim, opname) for d in dim))
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"{opname}(): dim {tuple(dim)} appears multiple times in the list of dims")
+        return dims
+    return (normalize_dim(dim, ndim, opname),)
+
+
+def pick_dim(dim, axis, opname):
+    """Accept ``axis`` as NumPy's name for ``dim`` (but not both)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{opname}(): pass dim or axis, not both")
+        return axis
+    return dim

@@ -1,0 +1,111 @@
+"""Copies and dtype conversions: clone, contiguous, to / type / float / double ...
+
+Casting between floating dtypes is differentiable (the gradient is cast
+back); casting to an integer or bool dtype cuts the graph, as in PyTorch.
+"""
+import numpy as np
+
+from oxmera._core import autograd as _core
+from oxmera.extend import op
+from oxmera.ops import _registry
+
+__all__ = ["clone", "contiguous", "to"]
+
+
+@op(save=(), method=True)
+def clone(input):
+    """A copy with its own memory; gradients flow through it.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0])
+    >>> y = x.clone()
+    >>> y is x
+    False
+    """
+    return np.array(input, copy=True)
+
+
+@clone.vjp
+def _(ctx, grad, input):
+    return grad
+
+
+@op(save=(), method=True)
+def contiguous(input):
+    """The tensor in C-contiguous memory (itself when it already is).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.zeros(2, 3).T.contiguous().shape
+    (3, 2)
+    """
+    return np.ascontiguousarray(input)
+
+
+@contiguous.vjp
+def _(ctx, grad, input):
+    return grad
+
+
+@op("to", save=())
+def _cast(input, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "biuf":
+        raise TypeError(f"to(): unsupported dtype {dtype}")
+    return input.astype(dtype)
+
+
+@_cast.vjp
+def _(ctx, grad, input, dtype):
+    return grad.to(ctx.input_dtype(0))
+
+
+def to(input, dtype=None, *args, copy=False, **kwargs):
+    """Convert to ``dtype`` (a copy only when the dtype changes, or ``copy=True``).
+
+    Device arguments (``"cpu"``) are accepted and ignored: oxmera is CPU-only.
+    A conversion to an integer or bool dtype is not differentiable.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.tensor([1.5]).to(oxmera.float64)
+    tensor([1.5], dtype=float64)
+    """
+    if isinstance(dtype, str) and dtype in ("cpu", "cpu:0"):
+        dtype = args[0] if args else kwargs.pop("dtype", None)
+    if isinstance(dtype, _core.Tensor):
+        dtype = dtype.dtype
+    if dtype is None or np.dtype(dtype) == input.dtype:
+        return input.clone() if copy else input
+    result = _cast(input, dtype)
+    if np.dtype(dtype).kind != "f":
+        return result.detach()
+    return result
+
+
+def _type(self, dtype=None):
+    """The dtype's name without ``dtype``; else a conversion like ``to``."""
+    if dtype is None:
+        return f"oxmera.{self.dtype}"
+    return to(self, dtype)
+
+
+def _caster(dtype):
+    def method(self):
+        return to(self, dtype)
+    method.__name__ = np.dtype(dtype).name
+    method.__doc__ = f"Convert to {np.dtype(dtype).name} (like ``to({np.dtype(dtype).name})``)."
+    return method
+
+
+_registry.add_tensor_attribute("to", to)
+_registry.add_tensor_attribute("type", _type)
+_registry.add_tensor_attribute("copy", clone)
+for _name, _dtype in (("float", np.float32), ("double", np.float64), ("half", np.float16),
+                      ("long", np.int64), ("int", np.int32), ("short", np.int16),
+                      ("bool", np.bool_), ("byte", np.uint8), ("char", np.int8)):
+    _registry.add_tensor_attribute(_name, _caster(_dtype))

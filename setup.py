@@ -1,0 +1,47 @@
+"""Build the compiled core of oxmera.
+
+One directive set for every Cython module. Environment switches:
+
+- ``OXMERA_DEBUG=1`` turns on bounds, wraparound and initialization checks
+  (and keeps assertions), for the debug test run.
+- ``OXMERA_ANNOTATE=1`` writes the ``cython -a`` HTML report next to each
+  ``.pyx`` file, to find Python object traffic on the hot paths.
+"""
+import os
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("OXMERA_DEBUG", "") == "1"
+ANNOTATE = os.environ.get("OXMERA_ANNOTATE", "") == "1"
+
+directives = {
+    "language_level": 3,
+    "embedsignature": True,
+    "binding": True,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": not DEBUG,
+}
+
+extensions = [
+    Extension(
+        "oxmera._core.autograd",
+        ["oxmera/_core/autograd.pyx"],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O0", "-g"] if DEBUG else [],
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=directives,
+        annotate=ANNOTATE,
+        # Debug and release builds must not share cached C files.
+        force=DEBUG,
+    )
+)
