@@ -350,6 +350,10 @@ cdef class Tensor:
         shape = self._data.shape
         if dim is None:
             return shape
+        if len(shape) == 0:
+            # _normalize_dim lets dim 0 / -1 through for a 0-d tensor (as
+            # reductions want), and indexing () unchecked would crash.
+            raise IndexError(f"size(): dimension specified as {dim} but the tensor has no dimensions")
         return shape[_normalize_dim(dim, len(shape), "size")]
 
     @property
@@ -788,16 +792,12 @@ cdef class GradFn:
 
     def input_shape(self, Py_ssize_t i):
         """Shape of input ``i`` (one that needs a gradient), without keeping it alive."""
-        fn = self.next_fns[i]
-        if fn is None:
-            raise RuntimeError(f"{self.op.backward_name}: input {i} needs no gradient")
+        fn = _input_edge(self, i)
         return _expected_shape(fn, 0 if self.next_nrs is None else self.next_nrs[i])
 
     def input_dtype(self, Py_ssize_t i):
         """Dtype of input ``i`` (one that needs a gradient)."""
-        fn = self.next_fns[i]
-        if fn is None:
-            raise RuntimeError(f"{self.op.backward_name}: input {i} needs no gradient")
+        fn = _input_edge(self, i)
         return _expected_dtype(fn, 0 if self.next_nrs is None else self.next_nrs[i])
 
     @property
@@ -845,6 +845,19 @@ cdef class GradFn:
         if self.op.n_inputs < 0:
             return self.args[0][i]
         return self.args[i]
+
+
+cdef object _input_edge(GradFn node, Py_ssize_t i):
+    # ``i`` comes from a VJP author's code, and release builds index tuples
+    # without bounds checks (boundscheck/wraparound off): check it here, or a
+    # wrong index reads past the tuple and crashes the interpreter.
+    if node.next_fns is None or i < 0 or i >= len(node.next_fns):
+        raise IndexError(f"{node.name}: input index {i} is out of range for an op with "
+                         f"{0 if node.next_fns is None else len(node.next_fns)} inputs")
+    fn = node.next_fns[i]
+    if fn is None:
+        raise RuntimeError(f"{node.name}: input {i} needs no gradient")
+    return fn
 
 
 cdef Py_ssize_t _counter_sum(object counter):
@@ -952,7 +965,9 @@ def apply_op(op, tuple args, dict kwargs):
             if t._meta is not None and t._meta.requires_grad:
                 recording = True
         elif v is None or _is_python_scalar(v):
-            arrays[i] = v
+            # numpy.float64 subclasses float: it must act like a Python float
+            # too (as the other NumPy scalars do below), not upcast float32.
+            arrays[i] = v.item() if isinstance(v, np.generic) else v
             continue
         elif isinstance(v, ndarray):
             a = v
@@ -1226,6 +1241,12 @@ cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
                 raise RuntimeError(f"a gradient hook returned a gradient of shape "
                                    f"{(<Tensor>result)._data.shape} for a gradient of shape "
                                    f"{(<Tensor>grad)._data.shape}")
+            # As PyTorch: a hook may not change the dtype either, or .grad
+            # would silently take a dtype its tensor does not have.
+            if (<Tensor>result)._data.dtype != (<Tensor>grad)._data.dtype:
+                raise RuntimeError(f"a gradient hook returned a gradient of dtype "
+                                   f"{(<Tensor>result)._data.dtype} for a gradient of dtype "
+                                   f"{(<Tensor>grad)._data.dtype}")
             grad = result
     return grad
 
@@ -1294,7 +1315,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
     cdef dict deps = {}
     cdef dict pending = {}
     cdef dict active = None        # key -> 0 unneeded, 1 target only, 2 leads to a target, 3 both
-    cdef dict leaf_targets = None  # key -> index into inputs
+    cdef dict leaf_targets = None  # key -> [indices into inputs] (a leaf may be listed twice)
     cdef dict node_targets = None  # key -> [(output_nr, index into inputs)]
     cdef list stack, positions, ready, commits, results = None
     cdef list root_fns = []
@@ -1326,9 +1347,14 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
             if t._meta is None or not t._meta.requires_grad:
                 raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
             if t._meta.grad_fn is None:
-                leaf_targets[_key(t)] = i
+                leaf_targets.setdefault(_key(t), []).append(i)
             else:
-                node_targets.setdefault(_key(t._meta.grad_fn), []).append((t._meta.output_nr, i))
+                entries = node_targets.setdefault(_key(t._meta.grad_fn), [])
+                # backward(inputs=[y, y]) accumulates into y.grad once; grad()
+                # must still fill every position, so only accumulate dedupes.
+                if accumulate and any(inputs[j] is t for _, j in entries):
+                    continue
+                entries.append((t._meta.output_nr, i))
 
     # -- phase 1: depth-first search, counting dependencies ----------------
     stack = []
@@ -1434,7 +1460,9 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                     deps[ck] = d
                     if d == 0:
                         ready.append(nxt)
-                grads_in = None
+                # Drop every local reference to the gradients handed on, so
+                # the steal rule in _accumulate_into can see they are unshared.
+                grads_in = gi = g = None
             grads = None
             if not retain_graph:
                 node.release()
@@ -1472,7 +1500,9 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
     if state & 1:
         for nr, i in node_targets[k]:
             if accumulate:
-                if slots[nr] is not None:
+                # A target that called retain_grad() was committed just above;
+                # committing it again would count its gradient twice.
+                if slots[nr] is not None and not (<Tensor>targets[i])._meta.retains_grad:
                     commits.append((targets[i], slots[nr]))
             else:
                 results[i] = _accumulate(results[i], slots[nr], False) if results[i] is not None else slots[nr]
@@ -1485,12 +1515,17 @@ cdef int _finish_leaf(Tensor leaf, object grad, dict leaf_targets, list results,
                       bint accumulate) except -1:
     if grad is None or leaf._meta is None:
         return 0
+    if accumulate and not leaf._meta.requires_grad:
+        # requires_grad_(False) after the graph was built: like PyTorch's
+        # AccumulateGrad, leave its .grad alone (and run none of its hooks).
+        return 0
     if leaf._meta.hooks is not None:
         grad = _run_hooks(leaf._meta.hooks, 0, grad, False)
     if accumulate:
         commits.append((leaf, grad))
     elif leaf_targets is not None:
-        results[leaf_targets[_key(leaf)]] = grad
+        for i in leaf_targets[_key(leaf)]:
+            results[i] = grad
     return 0
 
 
@@ -1524,16 +1559,25 @@ cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -
     if meta is None:
         return 0
     old = meta.grad
-    if create_graph:
-        meta.grad = grad if old is None else _add_op(old, grad)
+    if create_graph and old is not None:
+        meta.grad = _add_op(old, grad)
         return 0
     arr = grad._data
     if old is None:
         # Keep the engine's buffer when nothing else can see it (PyTorch's
         # "steal" rule); otherwise copy, so .grad never aliases another tensor.
+        # With create_graph too: an add hands one gradient tensor to both of
+        # its inputs and a user's `gradient` may pass straight through, so
+        # keeping it as is would let a later backward, which adds into .grad
+        # in place, change another .grad or the user's tensor.
+        recorded = create_graph and grad._meta is not None and grad._meta.requires_grad
         if (arr.base is None and Py_REFCNT(arr) <= _STEAL_ARRAY_REFS
                 and Py_REFCNT(grad) <= _STEAL_TENSOR_REFS and arr.flags.writeable):
-            meta.grad = wrap_array(arr)
+            meta.grad = grad if recorded else wrap_array(arr)
+        elif recorded:
+            # A differentiable copy: casting to its own dtype copies (astype),
+            # and its node sends the gradient straight through.
+            meta.grad = _cast_op(grad, arr.dtype)
         else:
             meta.grad = wrap_array(arr.copy())
         return 0

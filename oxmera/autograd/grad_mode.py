@@ -7,7 +7,6 @@ re-applied at every resume so it never leaks into the caller.
 """
 import functools
 import inspect
-import sys
 
 from oxmera._core import autograd as _core
 
@@ -62,9 +61,11 @@ class _GradMode:
                         with self.clone():
                             gen.close()
                         raise
-                    except BaseException:
+                    except BaseException as exc:
+                        # One-argument throw: the (type, value, tb) form is
+                        # deprecated since Python 3.12.
                         with self.clone():
-                            response = gen.throw(*sys.exc_info())
+                            response = gen.throw(exc)
                     else:
                         with self.clone():
                             response = gen.send(request)
@@ -73,7 +74,16 @@ class _GradMode:
         return generator
 
 
-class no_grad(_GradMode):
+class _BareDecorator(_GradMode):
+    """A mode that also decorates without parentheses (``@no_grad``), as PyTorch's do."""
+
+    def __new__(cls, func=None):
+        if func is not None:
+            return cls()(func)
+        return super().__new__(cls)
+
+
+class no_grad(_BareDecorator):
     """Context manager and decorator that turns recording off.
 
     Examples
@@ -89,12 +99,17 @@ class no_grad(_GradMode):
     ...     return t * 2
     >>> double(x).requires_grad
     False
+    >>> @oxmera.no_grad            # without parentheses too, as in PyTorch
+    ... def triple(t):
+    ...     return t * 3
+    >>> triple(x).requires_grad
+    False
     """
 
     mode = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_BareDecorator):
     """Context manager and decorator that turns recording on (inside ``no_grad``).
 
     Examples
@@ -121,6 +136,12 @@ class inference_mode(_GradMode):
     ...     oxmera.is_grad_enabled()
     False
     """
+
+    def __new__(cls, mode=True):
+        # ``@inference_mode`` without parentheses hands over the function.
+        if callable(mode):
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode=True):
         super().__init__()
