@@ -32,9 +32,9 @@ def _(ctx, grad, input):
     return grad
 
 
-@op(save=(), method=True)
+@op(save=(), view=True, method=True)
 def contiguous(input):
-    """The tensor in C-contiguous memory (itself when it already is).
+    """The tensor in C-contiguous memory (a view of it when it already is).
 
     Examples
     --------
@@ -42,6 +42,10 @@ def contiguous(input):
     >>> oxmera.zeros(2, 3).T.contiguous().shape
     (3, 2)
     """
+    if input.flags.c_contiguous:
+        # np.ascontiguousarray would return the array itself; a view keeps
+        # the output sharing the input's version counter, like any view.
+        return input.view()
     return np.ascontiguousarray(input)
 
 
@@ -52,6 +56,17 @@ def _(ctx, grad, input):
 
 @op("to", save=())
 def _cast(input, dtype):
+    """The recorded dtype conversion behind :func:`to` (always a copy).
+
+    The engine also uses it to cast gradients to their input's dtype.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.conversion import _cast
+    >>> _cast(oxmera.tensor([1.5, 2.5]), oxmera.float64)
+    tensor([1.5, 2.5], dtype=float64)
+    """
     dtype = np.dtype(dtype)
     if dtype.kind not in "biuf":
         raise TypeError(f"to(): unsupported dtype {dtype}")
@@ -63,22 +78,36 @@ def _(ctx, grad, input, dtype):
     return grad.to(ctx.input_dtype(0))
 
 
-def to(input, dtype=None, *args, copy=False, **kwargs):
+_DEVICE_TYPES = ("cpu", "cuda", "mps", "xpu", "meta")
+
+
+def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False):
     """Convert to ``dtype`` (a copy only when the dtype changes, or ``copy=True``).
 
-    Device arguments (``"cpu"``) are accepted and ignored: oxmera is CPU-only.
-    A conversion to an integer or bool dtype is not differentiable.
+    Accepts PyTorch's forms: ``to(dtype)``, ``to(other_tensor)`` (its dtype),
+    ``to(device)``, ``to(device, dtype)``, keywords ``dtype=``/``device=``.
+    Devices other than ``"cpu"`` are an error: oxmera is CPU-only. A
+    conversion to an integer or bool dtype is not differentiable.
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.tensor([1.5]).to(oxmera.float64)
     tensor([1.5], dtype=float64)
+    >>> oxmera.tensor([1.5]).to("cpu", dtype=oxmera.float16)
+    tensor([1.5], dtype=float16)
     """
-    if isinstance(dtype, str) and dtype in ("cpu", "cpu:0"):
-        dtype = args[0] if args else kwargs.pop("dtype", None)
-    if isinstance(dtype, _core.Tensor):
-        dtype = dtype.dtype
+    for arg in args:
+        if isinstance(arg, _core.Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, str) and arg.split(":")[0] in _DEVICE_TYPES:
+            device = arg
+        elif dtype is None:
+            dtype = arg
+        else:
+            raise TypeError(f"to(): unexpected argument {arg!r} after dtype {dtype!r}")
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"to(): oxmera tensors live on the CPU only, got device {device!r}")
     if dtype is None or np.dtype(dtype) == input.dtype:
         return input.clone() if copy else input
     result = _cast(input, dtype)

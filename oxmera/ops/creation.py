@@ -5,6 +5,8 @@ Python floats become the default float dtype (float32 unless changed by
 their dtype. Random tensors come from one generator, reseeded by
 ``manual_seed``.
 """
+import operator
+
 import numpy as np
 
 from oxmera._core import autograd as _core
@@ -31,7 +33,8 @@ def _size(size, opname):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     try:
-        size = tuple(int(s) for s in size)
+        # operator.index, not int(): a float size is a mistake, not a size.
+        size = tuple(operator.index(s) for s in size)
     except TypeError:
         raise TypeError(f"{opname}(): size must be ints, got {size!r}") from None
     if any(s < 0 for s in size):

@@ -4,10 +4,13 @@ Binary ops broadcast like NumPy and promote dtypes like PyTorch; their VJPs
 return gradients of the broadcast shape and leave the summing back to each
 input's shape to the engine.
 """
+import math
+
 import numpy as np
 
 from oxmera.extend import op
 from oxmera.ops import _registry
+from oxmera.ops.creation import zeros_like
 
 __all__ = [
     "add", "sub", "mul", "div", "true_divide", "pow", "neg",
@@ -17,6 +20,23 @@ __all__ = [
 
 
 # -- arithmetic --------------------------------------------------------------
+
+def _scaled(other, alpha, opname):
+    """``other * alpha`` for add/sub, keeping ``other``'s dtype as PyTorch does.
+
+    A Python number stays a Python number, so it is still weakly typed when
+    it meets the tensor (``np.result_type(2.0)`` would make it a float64
+    array and upcast a float32 tensor).
+    """
+    if alpha == 1:
+        return other
+    if isinstance(other, (bool, int, float)):
+        return other * alpha
+    if other.dtype.kind != "f" and isinstance(alpha, float):
+        raise TypeError(f"{opname}(): for integer or bool tensors, alpha must not be a "
+                        f"floating point number, got alpha={alpha} for dtype {other.dtype}")
+    return np.multiply(other, alpha, dtype=other.dtype)
+
 
 @op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"))
 def add(input, other, *, alpha=1):
@@ -28,9 +48,7 @@ def add(input, other, *, alpha=1):
     >>> oxmera.add(oxmera.tensor([1.0, 2.0]), 1.5)
     tensor([2.5, 3.5], dtype=float32)
     """
-    if alpha != 1:
-        other = np.multiply(other, alpha, dtype=np.result_type(other))
-    return np.add(input, other)
+    return np.add(input, _scaled(other, alpha, "add"))
 
 
 @add.vjp
@@ -52,9 +70,7 @@ def sub(input, other, *, alpha=1):
     """
     if getattr(input, "dtype", None) == np.bool_ and getattr(other, "dtype", None) == np.bool_:
         raise TypeError("sub(): subtraction of two bool tensors is not supported; use logical_xor")
-    if alpha != 1:
-        other = np.multiply(other, alpha, dtype=np.result_type(other))
-    return np.subtract(input, other)
+    return np.subtract(input, _scaled(other, alpha, "sub"))
 
 
 @sub.vjp
@@ -124,7 +140,9 @@ def pow(input, exponent):
     """Raise ``input`` to ``exponent`` elementwise.
 
     The gradient with respect to a tensor exponent is ``out * log(input)``,
-    taken as 0 where ``input`` is 0 (the limit for a positive exponent).
+    taken as 0 where ``input`` is 0 (the limit for a positive exponent); the
+    gradient with respect to ``input`` is 0 where the exponent is 0, also at
+    ``input == 0``.
 
     Examples
     --------
@@ -141,13 +159,28 @@ def _(ctx, grad, input, exponent):
     needs = ctx.needs_input_grad
     grad_input = grad_exponent = None
     if needs[0]:
-        if isinstance(exponent, (int, float)) and exponent == 0:
-            grad_input = grad * 0.0
+        if isinstance(exponent, (int, float)):
+            grad_input = (zeros_like(grad) if exponent == 0
+                          else grad * exponent * input ** (exponent - 1))
         else:
-            grad_input = grad * exponent * input ** (exponent - 1)
+            # x ** 0 is constant: its slope is 0 even at x == 0, where
+            # x ** -1 would make it 0 * inf. The factor ``exponent`` is 0
+            # there already, so the power only needs a finite stand-in.
+            power = where(eq(exponent, 0), 1.0, exponent - 1)
+            grad_input = grad * exponent * input ** power
     if needs[1]:
-        safe = where(eq(input, 0), 1.0, input)
-        grad_exponent = grad * input ** exponent * log(safe)
+        if isinstance(input, (int, float)):
+            # A number base makes log(base) a constant: take it in double
+            # precision (as a tensor it would be float32, the default dtype).
+            log_input = math.log(input) if input > 0 else (0.0 if input == 0 else math.nan)
+        else:
+            safe = where(eq(input, 0), 1.0, input)
+            if safe.dtype != grad.dtype:
+                # An integer base: take its log in the dtype the forward used
+                # (the output's), not in the default float dtype.
+                safe = safe.to(grad.dtype)
+            log_input = log(safe)
+        grad_exponent = grad * input ** exponent * log_input
     return grad_input, grad_exponent
 
 
@@ -322,7 +355,9 @@ def relu(input):
 
 @relu.vjp
 def _(ctx, grad, input):
-    return grad * gt(input, 0)
+    # Select rather than multiply by the mask: an infinite incoming
+    # gradient times 0 would be nan where relu is flat.
+    return where(gt(input, 0), grad, 0.0)
 
 
 @op(method=True, operators=("__abs__",))
@@ -353,12 +388,15 @@ def sign(input):
     >>> oxmera.sign(oxmera.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.], dtype=float32)
     """
+    if input.dtype == np.bool_:
+        # NumPy has no bool loop for sign; a bool is its own sign (PyTorch).
+        return input.copy()
     return np.sign(input)
 
 
 @sign.vjp
 def _(ctx, grad, input):
-    return grad * 0
+    return zeros_like(grad)     # not grad * 0, which is nan where grad is inf
 
 
 # -- comparisons (bool results, never recorded) -----------------------------------
@@ -416,7 +454,17 @@ def where(condition, input, other):
 @where.vjp
 def _(ctx, grad, condition, input, other):
     needs = ctx.needs_input_grad
-    zero = grad * 0
+    # A literal 0, not grad * 0: the side not picked gets exactly 0 even where
+    # the incoming gradient is inf or nan.
     return (None,
-            where(condition, grad, zero) if needs[1] else None,
-            where(condition, zero, grad) if needs[2] else None)
+            where(condition, grad, 0.0) if needs[1] else None,
+            where(condition, 0.0, grad) if needs[2] else None)
+
+
+def _where_method(self, condition, other):
+    """``where(condition, self, other)``: PyTorch's ``Tensor.where``."""
+    return where(condition, self, other)
+
+
+_registry.add_tensor_attribute("true_divide", true_divide)
+_registry.add_tensor_attribute("where", _where_method)

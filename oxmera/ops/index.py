@@ -74,7 +74,8 @@ def index_backward(grad, shape, index):
     Examples
     --------
     >>> import oxmera
-    >>> oxmera.index_backward(oxmera.ones(3), (2,), oxmera.tensor([0, 0, 1]))
+    >>> from oxmera.ops.index import index_backward
+    >>> index_backward(oxmera.ones(3), (2,), oxmera.tensor([0, 0, 1]))
     tensor([2., 1.], dtype=float32)
     """
     idx, basic = normalize_index(index)

@@ -49,10 +49,10 @@ def _(ctx, grad, input, other):
     grad_input = grad_other = None
     if needs[0]:
         grad_input = grad @ other.mT
-        if ctx.input_shape(0).__len__() == 1:
+        if len(ctx.input_shape(0)) == 1:
             grad_input = grad_input.squeeze(-2)
     if needs[1]:
         grad_other = input.mT @ grad
-        if ctx.input_shape(1).__len__() == 1:
+        if len(ctx.input_shape(1)) == 1:
             grad_other = grad_other.squeeze(-1)
     return grad_input, grad_other

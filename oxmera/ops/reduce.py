@@ -10,6 +10,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import normalize_dims, normalize_dim, pick_dim
+from oxmera.ops.elementwise import where
 
 __all__ = ["sum", "mean", "max", "min", "sum_to"]
 
@@ -66,8 +67,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be floating "
                            f"point, got {input.dtype}")
     dims = normalize_dims(pick_dim(dim, axis, "mean"), input.ndim, "mean")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.mean(input, axis=dims, keepdims=keepdim, dtype=dtype)
+    if input.size == 0:
+        # NumPy warns "Mean of empty slice"; PyTorch quietly gives nan (0 / 0).
+        total = np.sum(input, axis=dims, keepdims=keepdim, dtype=dtype)
+        count = int(np.prod([input.shape[d] for d in dims]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.true_divide(total, count, dtype=total.dtype)
+    return np.mean(input, axis=dims, keepdims=keepdim, dtype=dtype)
 
 
 @mean.vjp
@@ -107,8 +113,17 @@ def _extreme(name, reduce, arg):
         grad = _unreduce(grad, shape, dims, keep)
         mask = input == _unreduce(values, shape, dims, keep)
         count = mask.sum(dim=dims, keepdim=True)
-        return grad * mask / count
+        # Select rather than multiply by the mask, so elements that are not
+        # extreme get exactly 0 even where the incoming gradient is inf.
+        return where(mask, grad / count, 0.0)
     forward.__name__ = name
+    forward.__doc__ = (
+        f"The recorded op behind :func:`{name}`: always a ``(values, indices)`` named tuple "
+        f"(the indices are 0 without ``dim``).\n\n"
+        f"Examples\n--------\n>>> import oxmera\n"
+        f">>> from oxmera.ops.reduce import _{name}_op\n"
+        f">>> _{name}_op(oxmera.tensor([[1.0, 5.0], [7.0, 2.0]]), 1).indices\n"
+        f"tensor({[1, 0] if name == 'max' else [0, 1]}, dtype=int64)\n")
     return forward, vjp
 
 

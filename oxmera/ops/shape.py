@@ -4,6 +4,8 @@ broadcast_to, cat, stack, and the ``T``/``mT`` properties.
 Their VJPs only move gradients around; inputs are never saved (the VJP asks
 the node for an input's shape with ``ctx.input_shape(i)``).
 """
+import operator
+
 import numpy as np
 
 from oxmera._core import autograd as _core
@@ -22,7 +24,8 @@ def _shape_arg(shape, opname):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     try:
-        return tuple(int(s) for s in shape)
+        # operator.index, not int(): 2.5 or "2" is a mistake, not a size.
+        return tuple(operator.index(s) for s in shape)
     except TypeError:
         raise TypeError(f"{opname}(): shape must be ints, got {shape!r}") from None
 
@@ -103,6 +106,10 @@ def transpose(input, dim0, dim1):
     """
     d0 = normalize_dim(dim0, input.ndim, "transpose")
     d1 = normalize_dim(dim1, input.ndim, "transpose")
+    if input.ndim == 0:
+        # A 0-d tensor accepts dims 0 and -1 (as PyTorch does); NumPy's
+        # swapaxes has no axis to swap.
+        return input[...]
     return np.swapaxes(input, d0, d1)
 
 
@@ -166,7 +173,10 @@ def squeeze(input, dim=None):
     (3,)
     """
     if dim is None:
-        return np.squeeze(input)
+        # np.squeeze returns the array itself when there is nothing to
+        # squeeze; a view instead keeps the output a view of the input
+        # (sharing its version counter), as it is in every other case.
+        return np.squeeze(input[...])
     dims = dim if isinstance(dim, (tuple, list)) else (dim,)
     dims = tuple(d for d in (normalize_dim(d, input.ndim, "squeeze") for d in dims)
                  if input.ndim and input.shape[d] == 1)
@@ -346,5 +356,6 @@ def _mT(self):
 
 _T.__doc__ = "The tensor with its dimensions reversed (a transpose for 2-D)."
 _mT.__doc__ = "The tensor with its last two dimensions swapped (batched matrix transpose)."
+_registry.add_tensor_attribute("swapaxes", swapaxes)
 _registry.add_tensor_attribute("T", property(_T))
 _registry.add_tensor_attribute("mT", property(_mT))

@@ -1,0 +1,23 @@
+"""Shared fixtures of the op tests: every test starts and ends in the default state.
+
+Some tests change the default dtype or grad mode on purpose; one that leaked
+either would make every later test check something else, so the autouse
+fixture resets both and fails the leaking test instead.
+"""
+import numpy as np
+import pytest
+
+import oxmera
+
+
+@pytest.fixture(autouse=True)
+def _default_state():
+    oxmera.set_default_dtype(oxmera.float32)
+    oxmera.autograd.grad_mode._set(True)
+    yield
+    leaked_mode = not oxmera.is_grad_enabled()
+    leaked_dtype = oxmera.get_default_dtype() != np.float32
+    oxmera.autograd.grad_mode._set(True)
+    oxmera.set_default_dtype(oxmera.float32)
+    assert not leaked_mode, "the test left grad mode disabled"
+    assert not leaked_dtype, "the test left the default dtype changed"
