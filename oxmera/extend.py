@@ -99,7 +99,8 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         else:
             unknown = set(save) - set(input_names)
             if unknown:
-                raise ValueError(f"op {opname}: save names {sorted(unknown)} are not inputs {input_names}")
+                raise ValueError(f"op {opname}: save names {sorted(unknown)} are not "
+                                 f"inputs {input_names}")
             save_mask = tuple(n in save for n in input_names)
         prepare = None
         if promote or float_only:

@@ -135,7 +135,8 @@ def normalize_dims(dim, ndim, opname):
     if isinstance(dim, (tuple, list)):
         dims = tuple(sorted(normalize_dim(d, ndim, opname) for d in dim))
         if len(set(dims)) != len(dims):
-            raise RuntimeError(f"{opname}(): dim {tuple(dim)} appears multiple times in the list of dims")
+            raise RuntimeError(f"{opname}(): dim {tuple(dim)} appears multiple times in the "
+                               f"list of dims")
         return dims
     return (normalize_dim(dim, ndim, opname),)
 

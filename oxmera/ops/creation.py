@@ -316,7 +316,10 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad=False):
     std_a = np.asarray(std._data if isinstance(std, Tensor) else std)
     if np.any(std_a < 0):
         raise ValueError("normal(): std must be non-negative")
-    shape = np.broadcast_shapes(mean_a.shape, std_a.shape) if size is None else _size((size,) if isinstance(size, int) else tuple(size), "normal")
+    if size is None:
+        shape = np.broadcast_shapes(mean_a.shape, std_a.shape)
+    else:
+        shape = _size((size,) if isinstance(size, int) else tuple(size), "normal")
     values = mean_a + std_a * _generator.standard_normal(shape)
     return _finish(values.astype(_float_dtype(dtype), copy=False), requires_grad)
 

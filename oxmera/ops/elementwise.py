@@ -409,7 +409,8 @@ def _compare(name, ufunc, dunder, reflected=None):
         f"Elementwise ``{name}`` comparison with broadcasting; a bool tensor, no gradient.\n\n"
         f"Examples\n--------\n>>> import oxmera\n"
         f">>> oxmera.{name}(oxmera.tensor([1.0, 2.0]), 1.5)\n"
-        f"tensor({np.array2string(ufunc(np.array([1.0, 2.0]), 1.5), separator=', ')}, dtype=bool)\n")
+        f"tensor({np.array2string(ufunc(np.array([1.0, 2.0]), 1.5), separator=', ')}, "
+        f"dtype=bool)\n")
     forward.__module__ = __name__
     public = op(name, inputs=2, differentiable=False, promote=True, method=True)(forward)
     _registry.add_tensor_attribute(dunder, _comparison_operator(public, dunder))

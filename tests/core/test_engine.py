@@ -8,6 +8,8 @@ import pytest
 import oxmera
 from oxmera import autograd
 
+from ._helpers import test_op
+
 F64 = oxmera.float64
 
 
@@ -554,37 +556,28 @@ _KEEP = []          # what the _test_fresh_grad VJP keeps of the gradient it mak
 _KEEP_MODE = [None]
 
 
+def _fresh_grad_forward(x):
+    return x * 1.0
+
+
+def _fresh_grad_vjp(ctx, grad, x):
+    array = grad.detach().numpy() * 1.0          # fresh, owns its memory
+    tensor = oxmera.from_numpy(array)
+    mode = _KEEP_MODE[0]
+    if mode == "tensor":
+        _KEEP.append(tensor)
+    elif mode == "array":
+        _KEEP.append(oxmera.from_numpy(array))
+    elif mode == "view":
+        _KEEP.append(oxmera.from_numpy(array[:]))
+    elif mode == "detached":
+        _KEEP.append(tensor.detach())
+    return tensor
+
+
 def _fresh_grad_op():
-    """x * 1 whose VJP returns a brand-new array: the case the steal rule keeps.
-
-    Defined in a test module, so the registry-coverage test of tests/ops skips it.
-    """
-    from oxmera.extend import op
-    from oxmera.ops import _registry
-    existing = _registry.REGISTRY.get("_test_fresh_grad")
-    if existing is not None:
-        return existing.public
-
-    @op(name="_test_fresh_grad")
-    def fresh_grad(x):
-        return x * 1.0
-
-    @fresh_grad.vjp
-    def _(ctx, grad, x):
-        array = grad.detach().numpy() * 1.0          # fresh, owns its memory
-        tensor = oxmera.from_numpy(array)
-        mode = _KEEP_MODE[0]
-        if mode == "tensor":
-            _KEEP.append(tensor)
-        elif mode == "array":
-            _KEEP.append(oxmera.from_numpy(array))
-        elif mode == "view":
-            _KEEP.append(oxmera.from_numpy(array[:]))
-        elif mode == "detached":
-            _KEEP.append(tensor.detach())
-        return tensor
-
-    return fresh_grad
+    """x * 1 whose VJP returns a brand-new array: the case the steal rule keeps."""
+    return test_op("_test_fresh_grad", _fresh_grad_forward, _fresh_grad_vjp)
 
 
 @pytest.mark.parametrize("mode", [None, "tensor", "array", "view", "detached", "hook"])

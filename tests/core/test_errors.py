@@ -10,8 +10,8 @@ import pytest
 
 import oxmera
 from oxmera import autograd
-from oxmera.extend import op
-from oxmera.ops import _registry
+
+from ._helpers import test_op
 
 F64 = oxmera.float64
 
@@ -142,22 +142,16 @@ def test_failure_during_propagation_changes_no_grad():
     boom.remove()
 
 
+def _failing_forward(x):
+    return x * 1.0
+
+
+def _failing_vjp(ctx, grad, x):
+    raise ArithmeticError("vjp failed")
+
+
 def _failing_vjp_op():
-    # Defined outside oxmera, so the registry-coverage test of tests/ops skips
-    # it. The registry refuses a name twice, so reuse it.
-    existing = _registry.REGISTRY.get("_test_failing_vjp")
-    if existing is not None:
-        return existing.public
-
-    @op(name="_test_failing_vjp")
-    def failing(x):
-        return x * 1.0
-
-    @failing.vjp
-    def _(ctx, grad, x):
-        raise ArithmeticError("vjp failed")
-
-    return failing
+    return test_op("_test_failing_vjp", _failing_forward, _failing_vjp)
 
 
 def test_failing_vjp_changes_no_grad():

@@ -12,8 +12,8 @@ import pytest
 import oxmera
 from oxmera import autograd
 from oxmera.autograd import GradcheckError, gradcheck, gradgradcheck
-from oxmera.extend import op
-from oxmera.ops import _registry
+
+from ._helpers import test_op
 
 F64 = oxmera.float64
 
@@ -22,21 +22,17 @@ def leaf(values):
     return oxmera.tensor(values, dtype=F64, requires_grad=True)
 
 
+def _wrong_square_forward(x):
+    return x * x
+
+
+def _wrong_square_vjp(ctx, grad, x):
+    return grad * 3 * x      # wrong on purpose: the derivative is 2x
+
+
 def wrong_square_op():
     """x * x with a wrong VJP: grad * 3x instead of grad * 2x."""
-    existing = _registry.REGISTRY.get("_test_wrong_square")
-    if existing is not None:
-        return existing.public
-
-    @op(name="_test_wrong_square")
-    def wrong_square(x):
-        return x * x
-
-    @wrong_square.vjp
-    def _(ctx, grad, x):
-        return grad * 3 * x
-
-    return wrong_square
+    return test_op("_test_wrong_square", _wrong_square_forward, _wrong_square_vjp)
 
 
 def test_gradcheck_error_is_a_runtime_error():

@@ -1,8 +1,8 @@
-"""Shared fixtures of the op tests: every test starts and ends in the default state.
+"""Fixtures shared by every test: each test starts and ends in the default state.
 
 Some tests change the default dtype or grad mode on purpose; one that leaked
-either would make every later test check something else, so the autouse
-fixture resets both and fails the leaking test instead.
+either would make every later test in the process check something else, so
+the autouse fixture resets both and fails the leaking test instead.
 """
 import numpy as np
 import pytest
