@@ -25,11 +25,31 @@ cdef class Tensor:
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
+cdef class OpDef:
+    # What the core needs to run an op and record its node; built by
+    # oxmera.extend.op, listed by oxmera.ops._registry. Read at C level on
+    # every call, hence a cdef class.
+    cdef readonly str name         # the op's name, e.g. "mul"
+    cdef readonly object backward_name  # its node's name, e.g. "MulBackward" (a callable str)
+    cdef readonly object forward   # forward(*arrays, *args, **kwargs) -> ndarray or tuple
+    cdef public object vjp         # vjp(ctx, grad, *args, **kwargs) -> gradient(s), set later
+    cdef readonly Py_ssize_t n_inputs   # leading tensor arguments; -1: a sequence of them
+    cdef readonly tuple input_names     # names of the tensor parameters
+    cdef readonly bint differentiable   # False: outputs never require grad
+    cdef readonly tuple save_mask  # per input: does the VJP read it; None = all
+    cdef readonly bint save_output # the VJP reads the output (ctx.output)
+    cdef readonly object prepare   # dtype promotion of the inputs, or None
+    cdef readonly bint view        # the output may be a view of input 0
+    cdef readonly object output_type    # namedtuple class for several outputs, or None
+    cdef public object public      # the public function calling the op
+    cdef readonly str module       # module that defined the forward
+
+
 cdef class GradFn:
     # One node of the tape: how to send the gradient of an op's outputs back to
     # its inputs. It references its inputs (never its outputs), so the tape is
     # acyclic and dropping the output frees it by reference counting alone.
-    cdef readonly object op        # the op definition: name, vjp, flags (oxmera.ops._registry.OpDef)
+    cdef readonly OpDef op         # the op definition: name, vjp, flags
     cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
     cdef tuple next_nrs            # per input: output index in next_fns[i]; None when all 0
     cdef tuple needs_input_grad_   # per input: does it need a gradient

@@ -727,6 +727,36 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
+@cython.final
+cdef class OpDef:
+    """One op: its NumPy forward, its VJP, and how the core calls them.
+
+    Built by :func:`oxmera.extend.op`; see there for what each field means.
+    """
+
+    def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
+                 bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
+                 output_type):
+        self.name = name
+        self.backward_name = backward_name(name)
+        self.forward = forward
+        self.vjp = None
+        self.n_inputs = n_inputs
+        self.input_names = input_names
+        self.differentiable = differentiable
+        self.save_mask = save_mask
+        self.save_output = save_output
+        self.prepare = prepare
+        self.view = view
+        self.output_type = output_type
+        self.public = None
+        self.module = getattr(forward, "__module__", None) or ""
+
+    def __repr__(self):
+        kind = "differentiable" if self.differentiable else "non-differentiable"
+        return f"<op {self.name} ({kind})>"
+
+
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
           "graph are freed when you call .backward() or autograd.grad(). Specify "
@@ -917,13 +947,13 @@ cdef inline bint _is_python_scalar(object v):
     return isinstance(v, (float, int))      # bool is an int
 
 
-cdef object _op_error(object op, object err, list values):
+cdef object _op_error(OpDef op, object err, list values):
     shapes = ", ".join(str(v._data.shape if isinstance(v, Tensor) else np.shape(v)) for v in values
                        if v is not None)
     return OpError(f"{op.name}(): {err} (input shapes: {shapes})")
 
 
-def apply_op(op, tuple args, dict kwargs):
+def apply_op(OpDef op, tuple args, dict kwargs):
     """Run ``op`` on ``args``: its NumPy forward, and its node when recording.
 
     ``op.n_inputs`` leading positional arguments are the op's tensor inputs
@@ -1054,7 +1084,7 @@ cdef int _share_counters(list values, tuple outputs) except -1:
     return 0
 
 
-cdef tuple _inputs_from_kwargs(object op, tuple args, dict kwargs):
+cdef tuple _inputs_from_kwargs(OpDef op, tuple args, dict kwargs):
     # Tensor inputs given by keyword (``clamp(x, min=t)``) join the positional ones.
     cdef list full = list(args)
     names = op.input_names
@@ -1066,7 +1096,7 @@ cdef tuple _inputs_from_kwargs(object op, tuple args, dict kwargs):
     return tuple(full)
 
 
-cdef int _record(object op, list values, tuple args, dict kwargs, tuple outputs,
+cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
                  bint sequence) except -1:
     cdef GradFn node = GradFn.__new__(GradFn)
     cdef Py_ssize_t i, n = len(values)
@@ -1252,7 +1282,7 @@ cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
 
 
 cdef object _call_vjp(GradFn node, object grads):
-    op = node.op
+    cdef OpDef op = node.op
     vjp = op.vjp
     if vjp is None:
         raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")

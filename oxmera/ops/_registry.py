@@ -16,42 +16,9 @@ REGISTRY = {}
 _TENSOR_ATTRIBUTES = {}
 
 
-class OpDef:
-    """One op: forward on arrays + VJP on Tensors, and how to call them.
-
-    Attributes read by the compiled core (``oxmera._core.autograd.apply_op``):
-    ``name``, ``backward_name``, ``forward``, ``vjp``, ``n_inputs`` (leading
-    tensor arguments; -1 when the first argument is a sequence of tensors),
-    ``input_names``, ``differentiable``, ``save_mask`` (per input, does the
-    VJP read it; None = all), ``save_output``, ``prepare`` (dtype promotion,
-    or None), ``view`` (the output may be a view of input 0), ``output_type``
-    (a namedtuple class for several outputs, or None).
-    """
-
-    __slots__ = ("name", "backward_name", "forward", "vjp", "n_inputs", "input_names",
-                 "differentiable", "save_mask", "save_output", "prepare", "view",
-                 "output_type", "public", "module")
-
-    def __init__(self, name, forward, n_inputs, input_names, differentiable, save_mask,
-                 save_output, prepare, view, output_type):
-        self.name = name
-        self.backward_name = _core.backward_name(name)
-        self.forward = forward
-        self.vjp = None
-        self.n_inputs = n_inputs
-        self.input_names = input_names
-        self.differentiable = differentiable
-        self.save_mask = save_mask
-        self.save_output = save_output
-        self.prepare = prepare
-        self.view = view
-        self.output_type = output_type
-        self.public = None
-        self.module = forward.__module__
-
-    def __repr__(self):
-        kind = "differentiable" if self.differentiable else "non-differentiable"
-        return f"<op {self.name} ({kind})>"
+# The op record itself is a compiled class: the core reads its fields on
+# every call. Its fields are documented there.
+OpDef = _core.OpDef
 
 
 def register(opdef):
