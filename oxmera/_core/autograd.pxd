@@ -52,7 +52,7 @@ cdef class GradFn:
     cdef readonly OpDef op         # the op definition: name, vjp, flags
     cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
     cdef tuple next_nrs            # per input: output index in next_fns[i]; None when all 0
-    cdef tuple needs_input_grad_   # per input: does it need a gradient
+    cdef tuple needs_input_grad_   # per input: does it need a gradient (derived from next_fns on first use)
     cdef tuple args                # the call's positional args; unsaved tensors replaced by None
     cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved tensor inputs at record time; None = all 0

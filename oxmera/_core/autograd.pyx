@@ -794,6 +794,10 @@ cdef class GradFn:
     @property
     def needs_input_grad(self):
         """Per input of the op: whether a gradient must be computed for it."""
+        # Derived from the edges on first use (by the VJP, at backward time),
+        # so recording an op allocates one tuple less.
+        if self.needs_input_grad_ is None:
+            self.needs_input_grad_ = tuple([fn is not None for fn in self.next_fns])
         return self.needs_input_grad_
 
     @property
@@ -851,7 +855,7 @@ cdef class GradFn:
             raise RuntimeError(_FREED)
         if self.args is not None:
             k = 0
-            for i in range(len(self.needs_input_grad_)):
+            for i in range(len(self.next_fns)):
                 arg = self._input_slot(i)
                 if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
                     now = (<Tensor>arg)._version_counter.value
@@ -1103,7 +1107,6 @@ cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
     cdef Tensor t
     cdef AutogradMeta meta
     cdef list next_fns = [None] * n
-    cdef list needs = [False] * n
     cdef list nrs = None
     cdef list versions = None
     node.op = op
@@ -1114,7 +1117,6 @@ cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
             t = <Tensor>v
             meta = t._meta
             if meta is not None and meta.requires_grad:
-                needs[i] = True
                 if meta.grad_fn is None:
                     next_fns[i] = t
                 else:
@@ -1128,7 +1130,6 @@ cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
                     versions = [0] * n
                 versions[i] = t._version_counter.value
     node.next_fns = tuple(next_fns)
-    node.needs_input_grad_ = tuple(needs)
     if nrs is not None:
         node.next_nrs = tuple(nrs)
     if versions is not None:
@@ -1241,19 +1242,6 @@ cdef object _accumulate(object old, Tensor g, bint create_graph):
     return wrap_array(_np_add((<Tensor>old)._data, g._data))
 
 
-cdef object _pending_add(dict pending, object key, object fn, Py_ssize_t nr, Tensor g,
-                         bint create_graph):
-    cdef list slots
-    if isinstance(fn, GradFn) and (<GradFn>fn).num_outputs > 1:
-        slots = pending.get(key)
-        if slots is None:
-            slots = [None] * (<GradFn>fn).num_outputs
-            pending[key] = slots
-        slots[nr] = _accumulate(slots[nr], g, create_graph)
-    else:
-        pending[key] = _accumulate(pending.get(key), g, create_graph)
-
-
 cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
     # Hooks see the total gradient of one tensor; one returning a Tensor replaces it.
     for entry in list(hooks):
@@ -1323,6 +1311,25 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
     return g
 
 
+@cython.final
+@cython.freelist(256)
+@cython.no_gc        # tasks reference nodes and each other along the DAG only: no cycles
+cdef class _Task:
+    """One node's (or leaf's) bookkeeping during one backward (internal)."""
+    cdef object fn            # the GradFn, or the leaf Tensor (a sink)
+    cdef object grad          # pending gradient: a Tensor, a list per output, or None
+    cdef Py_ssize_t deps      # incoming edges that have not delivered yet
+    cdef Py_ssize_t pos       # depth-first search: the next edge to visit
+    cdef int state            # bit 1: a wanted input; bit 2: leads to one (always 2 without inputs)
+
+
+cdef inline _Task _new_task(object fn, Py_ssize_t deps):
+    cdef _Task task = _Task.__new__(_Task)
+    task.fn = fn
+    task.deps = deps
+    return task
+
+
 def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint create_graph,
                  tuple inputs=None, bint allow_unused=False, bint accumulate=True):
     """The engine. Send ``grad_tensors`` back from ``tensors`` through the tape.
@@ -1333,22 +1340,24 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
     ``inputs`` are returned as a tuple and no ``.grad`` changes.
 
     The pass is in two phases: an iterative depth-first search (an explicit
-    stack, no recursion) counts each node's incoming edges and, when only some
-    inputs are wanted, marks the nodes on a path to them; then gradients are
-    propagated from the outputs, a node running once all its incoming edges
-    have delivered (dependency counts reach zero). Pending gradients are keyed
-    by node address and popped as soon as consumed.
+    stack, no recursion) gives every reachable node a task recording its
+    incoming edges (its dependency count) and its children's tasks, and,
+    when only some inputs are wanted, marks the nodes on a path to them;
+    then gradients are propagated from the outputs, a node running once all
+    its incoming edges have delivered (its count reaches zero). Nodes are
+    identified by their address while searching; pending gradients live in
+    the tasks and are dropped as soon as consumed.
     """
-    cdef Py_ssize_t i, n, nr, d, pos
+    cdef Py_ssize_t i, n, nr
     cdef Tensor t, g
     cdef GradFn node
-    cdef dict deps = {}
-    cdef dict pending = {}
-    cdef dict active = None        # key -> 0 unneeded, 1 target only, 2 leads to a target, 3 both
+    cdef _Task task, child
+    cdef dict tasks = {}            # node/leaf address -> its _Task
     cdef dict leaf_targets = None  # key -> [indices into inputs] (a leaf may be listed twice)
     cdef dict node_targets = None  # key -> [(output_nr, index into inputs)]
-    cdef list stack, positions, ready, commits, results = None
-    cdef list root_fns = []
+    cdef list stack, ready, commits, results = None
+    cdef list root_tasks = []
+    cdef bint targeted = inputs is not None
 
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} outputs")
@@ -1364,8 +1373,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                 f"element {i} of tensors does not require grad and does not have a grad_fn")
         g = _root_gradient(t, grad_tensors[i], i, create_graph)
         roots.append((t, g))
-    if inputs is not None:
-        active = {}
+    if targeted:
         leaf_targets = {}
         node_targets = {}
         results = [None] * len(inputs)
@@ -1388,58 +1396,58 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
 
     # -- phase 1: depth-first search, counting dependencies ----------------
     stack = []
-    positions = []
     for t, g in roots:
         fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
         k = _key(fn)
-        if k not in deps:
-            deps[k] = 0
-            root_fns.append(fn)
+        if k not in tasks:
+            task = _new_task(fn, 0)
+            tasks[k] = task
+            root_tasks.append(task)
             if isinstance(fn, GradFn):
-                stack.append(fn)
-                positions.append(0)
-            elif active is not None:
-                active[k] = 1 if k in leaf_targets else 0
+                stack.append(task)
+            else:
+                task.state = (1 if k in leaf_targets else 0) if targeted else 2
     while stack:
-        node = <GradFn>stack[len(stack) - 1]
-        pos = positions[len(positions) - 1]
+        task = <_Task>stack[len(stack) - 1]
+        node = <GradFn>task.fn
         fns = node.next_fns
-        if pos < len(fns):
-            positions[len(positions) - 1] = pos + 1
-            nxt = fns[pos]
+        n = len(fns)
+        if task.pos < n:
+            i = task.pos
+            task.pos = i + 1
+            nxt = fns[i]
             if nxt is None:
                 continue
             k = _key(nxt)
-            c = deps.get(k)
-            if c is None:
-                deps[k] = 1
+            found = tasks.get(k)
+            if found is None:
+                child = _new_task(nxt, 1)
+                tasks[k] = child
                 if isinstance(nxt, GradFn):
-                    stack.append(nxt)
-                    positions.append(0)
-                elif active is not None:
-                    active[k] = 1 if k in leaf_targets else 0
+                    stack.append(child)
+                else:
+                    child.state = (1 if k in leaf_targets else 0) if targeted else 2
             else:
-                deps[k] = c + 1
+                child = <_Task>found
+                child.deps += 1
             continue
+        # All children done (post-order): does this node lead to a wanted input?
         stack.pop()
-        positions.pop()
-        k = _key(node)
-        if active is not None:
-            state = 1 if k in node_targets else 0
+        if targeted:
+            task.state = 1 if _key(node) in node_targets else 0
             for nxt in fns:
-                if nxt is not None and active[_key(nxt)]:
-                    state |= 2
+                if nxt is not None and (<_Task>tasks[_key(nxt)]).state:
+                    task.state |= 2
                     break
-            active[k] = state
-            if state & 2:
-                node.check_saved()
         else:
+            task.state = 2
+        if task.state & 2:
             node.check_saved()
-    if active is not None:
+    if targeted and not accumulate and not allow_unused:
         for i in range(len(inputs)):
             t = <Tensor>inputs[i]
             fn = t if t._meta.grad_fn is None else t._meta.grad_fn
-            if _key(fn) not in deps and not allow_unused and not accumulate:
+            if _key(fn) not in tasks:
                 raise RuntimeError(
                     f"One of the differentiated Tensors (input {i}) appears to not have been used "
                     f"in the graph. Set allow_unused=True if this is the desired behavior.")
@@ -1447,49 +1455,49 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
     # -- phase 2: propagate, a node running when its count reaches zero ----
     for t, g in roots:
         fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
-        _pending_add(pending, _key(fn), fn, t._meta.output_nr, g, create_graph)
-    ready = [fn for fn in root_fns if deps[_key(fn)] == 0]
+        for found in root_tasks:
+            if (<_Task>found).fn is fn:
+                _task_add(<_Task>found, t._meta.output_nr, g, create_graph)
+                break
+    ready = [found for found in root_tasks if (<_Task>found).deps == 0]
+    root_tasks = roots = None
     commits = []
     prev_mode = _grad_state.enabled
     _grad_state.enabled = create_graph
     try:
         while ready:
-            fn = ready.pop()
-            k = _key(fn)
-            grads = pending.pop(k, None)
+            task = <_Task>ready.pop()
+            fn = task.fn
+            grads = task.grad
+            task.grad = None
+            task.fn = None
             if isinstance(fn, Tensor):
                 _finish_leaf(<Tensor>fn, grads, leaf_targets, results, commits, accumulate)
                 grads = None
                 continue
             node = <GradFn>fn
-            state = 2 if active is None else active[k]
             if grads is not None:
-                grads = _node_output_grads(node, grads, state, node_targets, inputs, results,
-                                           commits, accumulate, k)
-            if state & 2:
+                grads = _node_output_grads(node, grads, task.state, node_targets, inputs,
+                                           results, commits, accumulate)
+            if task.state & 2:
                 fns = node.next_fns
-                n = len(fns)
-                if grads is not None:
-                    grads_in = _call_vjp(node, grads)
-                else:
-                    grads_in = None
-                for i in range(n):
+                grads_in = _call_vjp(node, grads) if grads is not None else None
+                for i in range(len(fns)):
                     nxt = fns[i]
                     if nxt is None:
                         continue
-                    ck = _key(nxt)
-                    if active is not None and not active[ck]:
+                    child = <_Task>tasks[_key(nxt)]
+                    if not child.state:
                         continue
                     if grads_in is not None:
                         gi = grads_in[i]
                         if gi is not None:
                             nr = 0 if node.next_nrs is None else node.next_nrs[i]
-                            g = _fit_grad(_as_grad_tensor(gi, node, i), nxt, nr, node, i)
-                            _pending_add(pending, ck, nxt, nr, g, create_graph)
-                    d = deps[ck] - 1
-                    deps[ck] = d
-                    if d == 0:
-                        ready.append(nxt)
+                            g = _fit_grad(_as_grad_tensor(gi, node, i), fns[i], nr, node, i)
+                            _task_add(child, nr, g, create_graph)
+                    child.deps -= 1
+                    if child.deps == 0:
+                        ready.append(child)
                 # Drop every local reference to the gradients handed on, so
                 # the steal rule in _accumulate_into can see they are unshared.
                 grads_in = gi = g = None
@@ -1504,13 +1512,27 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
     return None
 
 
+cdef int _task_add(_Task task, Py_ssize_t nr, Tensor g, bint create_graph) except -1:
+    cdef list slots
+    fn = task.fn
+    if isinstance(fn, GradFn) and (<GradFn>fn).num_outputs > 1:
+        if task.grad is None:
+            task.grad = [None] * (<GradFn>fn).num_outputs
+        slots = <list>task.grad
+        slots[nr] = _accumulate(slots[nr], g, create_graph)
+    else:
+        task.grad = _accumulate(task.grad, g, create_graph)
+    return 0
+
+
 cdef object _node_output_grads(GradFn node, object grads, int state, dict node_targets,
-                               tuple targets, list results, list commits, bint accumulate,
-                               object k):
+                               tuple targets, list results, list commits, bint accumulate):
     """Hooks, retain_grad and captures for a node's output gradients; the VJP's input."""
     cdef Py_ssize_t nr, i
     cdef list slots
     multi = node.num_outputs > 1
+    if not multi and node.pre_hooks is None and node.retained is None and not state & 1:
+        return grads        # the common case: nothing to do
     if multi:
         slots = list(grads)
         for nr in range(node.num_outputs):
@@ -1528,7 +1550,7 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
             if owner is not None and slots[entry[0]] is not None:
                 commits.append((owner, slots[entry[0]]))
     if state & 1:
-        for nr, i in node_targets[k]:
+        for nr, i in node_targets[_key(node)]:
             if accumulate:
                 # A target that called retain_grad() was committed just above;
                 # committing it again would count its gradient twice.
