@@ -18,7 +18,8 @@ What does not
 
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
-from cpython.ref cimport Py_REFCNT
+from cpython.ref cimport Py_INCREF, Py_REFCNT
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import itertools
 import threading
@@ -967,75 +968,49 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     requires grad.
     """
     cdef Py_ssize_t n = op.n_inputs
-    cdef bint sequence = n < 0
-    cdef Py_ssize_t i, count
-    cdef bint recording = False, any_array = False, uniform_float = True
+    cdef Py_ssize_t i, nargs
+    cdef bint recording = False, any_array = False
+    cdef tuple fargs
+    cdef list slots
     cdef Tensor t
-    cdef list values
-    cdef list arrays
-    if sequence:
-        if len(args) == 0:
-            raise TypeError(f"{op.name}() missing its sequence of tensors")
-        seq = args[0]
-        if isinstance(seq, (Tensor, ndarray)):
-            raise TypeError(f"{op.name}(): expected a sequence of tensors, got a single {type(seq).__name__}")
-        values = list(seq)
-        rest = args[1:]
-    else:
-        if len(args) < n:
-            args = _inputs_from_kwargs(op, args, kwargs)
-            if kwargs is not None:
-                kwargs = {k: v for k, v in kwargs.items() if k not in op.input_names}
-        values = list(args[:n])
-        rest = args[n:]
-    count = len(values)
-    arrays = [None] * count
-    first_dtype = None
-    for i in range(count):
-        v = values[i]
-        if isinstance(v, Tensor):
-            t = <Tensor>v
-            a = t._data
-            if t._meta is not None and t._meta.requires_grad:
-                recording = True
-        elif v is None or _is_python_scalar(v):
-            # numpy.float64 subclasses float: it must act like a Python float
-            # too (as the other NumPy scalars do below), not upcast float32.
-            arrays[i] = v.item() if isinstance(v, np.generic) else v
-            continue
-        elif isinstance(v, ndarray):
-            a = v
-            if not _supported_kind(a.dtype):
-                raise TypeError(f"{op.name}(): unsupported dtype {a.dtype}")
-        elif isinstance(v, np.generic):
-            arrays[i] = v.item()       # NumPy scalars act like Python numbers
-            continue
-        else:
-            a = as_array(v)
-            values[i] = a
-        arrays[i] = a
-        any_array = True
-        dt = a.dtype
-        if first_dtype is None:
-            first_dtype = dt
-        elif dt is not first_dtype:
-            uniform_float = False
-    if not any_array:
+    if n < 0:
+        return _apply_sequence_op(op, args, kwargs)
+    nargs = len(args)
+    if nargs < n:
+        args = _inputs_from_kwargs(op, args, kwargs)
+        nargs = n
+        if kwargs is not None:
+            kwargs = {k: v for k, v in kwargs.items() if k not in op.input_names}
+    # The forward's arguments: the call's, with arrays in the tensor slots.
+    # Built in place (this replaces ``tuple(arrays) + args[n:]``: one
+    # allocation instead of three on every op call).
+    fargs = PyTuple_New(nargs)
+    for i in range(nargs):
+        v = args[i]
+        if i < n:
+            if isinstance(v, Tensor):
+                t = <Tensor>v
+                v = t._data
+                if t._meta is not None and t._meta.requires_grad:
+                    recording = True
+            elif isinstance(v, np.generic):
+                # NumPy scalars act like Python numbers (numpy.float64 even
+                # subclasses float): they must not upcast a float32 tensor.
+                v = v.item()
+            elif isinstance(v, ndarray):
+                if not _supported_kind((<object>v).dtype):
+                    raise TypeError(f"{op.name}(): unsupported dtype {(<object>v).dtype}")
+            elif v is not None and not _is_python_scalar(v):
+                v = as_array(v)
+            any_array = any_array or isinstance(v, ndarray)
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(fargs, i, v)
+    if n and not any_array:
         # Only Python numbers: they make a tensor by the §2 dtype rules.
-        for i in range(count):
-            if arrays[i] is not None:
-                arrays[i] = as_array(arrays[i])
-                first_dtype = arrays[i].dtype if first_dtype is None else first_dtype
-        uniform_float = False
-    if op.prepare is not None and not (uniform_float and first_dtype is not None
-                                       and first_dtype.kind == "f"):
-        arrays = op.prepare(arrays)
-    if sequence:
-        fargs = (arrays,) + rest
-    elif count == len(args):
-        fargs = tuple(arrays)
-    else:
-        fargs = tuple(arrays) + rest
+        fargs = tuple([v if v is None else as_array(v) for v in fargs[:n]]) + fargs[n:]
+    if n and _needs_prepare(op, fargs, n):
+        slots = op.prepare(list(fargs[:n]))
+        fargs = tuple(slots) + fargs[n:]
     try:
         if kwargs:
             out = op.forward(*fargs, **kwargs)
@@ -1044,15 +1019,15 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     except ValueError as err:
         if isinstance(err, OpError):
             raise
-        raise _op_error(op, err, values) from None
+        raise _op_error(op, err, list(args[:n])) from None
 
     recording = recording and op.differentiable and _grad_state.enabled
     if type(out) is tuple:
         outputs = tuple([_output_tensor(o) for o in out])
         if recording:
-            _record(op, values, args, kwargs, outputs, sequence)
-        if op.view:
-            _share_counters(values, outputs)
+            _record(op, list(args[:n]), args, kwargs, outputs, False)
+        if op.view and n:
+            _share_counters(args[0], outputs)
         if op.output_type is not None:
             return op.output_type(*outputs)
         return outputs
@@ -1060,10 +1035,78 @@ def apply_op(OpDef op, tuple args, dict kwargs):
         out = _np_asarray(out)
     t = Tensor.__new__(Tensor)
     t._data = out
-    if op.view and count and isinstance(values[0], Tensor) and _is_view_of(out, arrays[0]):
-        t._version_counter = _counter_of(<Tensor>values[0])
+    if op.view and n and isinstance(args[0], Tensor) and _is_view_of(out, fargs[0]):
+        t._version_counter = _counter_of(<Tensor>args[0])
     if recording:
-        _record(op, values, args, kwargs, (t,), sequence)
+        _record(op, list(args[:n]), args, kwargs, (t,), False)
+    return t
+
+
+cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:
+    """Whether the op's dtype step must run: not when the inputs already agree.
+
+    The fast case: every array input has one floating dtype (Python numbers
+    beside them are weakly typed and change nothing).
+    """
+    cdef Py_ssize_t i
+    if op.prepare is None:
+        return False
+    first = None
+    for i in range(n):
+        v = fargs[i]
+        if isinstance(v, ndarray):
+            dt = (<object>v).dtype
+            if first is None:
+                if dt.kind != "f":
+                    return True
+                first = dt
+            elif dt is not first:
+                return True
+    return first is None
+
+
+cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
+    """apply_op for ops whose first argument is a sequence of tensors (cat, stack)."""
+    cdef Py_ssize_t i, count
+    cdef bint recording = False
+    cdef Tensor t
+    cdef list values, arrays
+    if len(args) == 0:
+        raise TypeError(f"{op.name}() missing its sequence of tensors")
+    seq = args[0]
+    if isinstance(seq, (Tensor, ndarray)):
+        raise TypeError(f"{op.name}(): expected a sequence of tensors, got a single "
+                        f"{type(seq).__name__}")
+    values = list(seq)
+    count = len(values)
+    arrays = [None] * count
+    for i in range(count):
+        v = values[i]
+        if isinstance(v, Tensor):
+            t = <Tensor>v
+            arrays[i] = t._data
+            if t._meta is not None and t._meta.requires_grad:
+                recording = True
+        else:
+            arrays[i] = as_array(v)
+            values[i] = arrays[i]
+    if count and _needs_prepare(op, tuple(arrays), count):
+        arrays = op.prepare(arrays)
+    try:
+        if kwargs:
+            out = op.forward(arrays, *args[1:], **kwargs)
+        else:
+            out = op.forward(arrays, *args[1:])
+    except ValueError as err:
+        if isinstance(err, OpError):
+            raise
+        raise _op_error(op, err, values) from None
+    if type(out) is not ndarray:
+        out = _np_asarray(out)
+    t = Tensor.__new__(Tensor)
+    t._data = out
+    if recording and op.differentiable and _grad_state.enabled:
+        _record(op, values, args, kwargs, (t,), True)
     return t
 
 
@@ -1074,17 +1117,20 @@ cdef Tensor _output_tensor(object o):
 
 
 cdef inline bint _is_view_of(object out, object source):
-    # NumPy points every view at the array owning the memory.
+    # NumPy points every view at the array owning the memory; a forward may
+    # also hand back its input array itself.
+    if out is source:
+        return True
     base = out.base
     return base is not None and (base is source or base is source.base)
 
 
-cdef int _share_counters(list values, tuple outputs) except -1:
-    if values and isinstance(values[0], Tensor):
-        source = (<Tensor>values[0])._data
+cdef int _share_counters(object first, tuple outputs) except -1:
+    if isinstance(first, Tensor):
+        source = (<Tensor>first)._data
         for o in outputs:
             if _is_view_of((<Tensor>o)._data, source):
-                (<Tensor>o)._version_counter = _counter_of(<Tensor>values[0])
+                (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
     return 0
 
 
@@ -1143,7 +1189,7 @@ cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
             saved = (None,) * n
         node.args = (saved,) + args[1:]
     elif save_mask is None:
-        node.args = tuple(values) if len(args) == n else tuple(values) + args[n:]
+        node.args = args
     else:
         kept = [values[i] if save_mask[i] else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
