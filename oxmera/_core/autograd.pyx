@@ -835,10 +835,6 @@ cdef class GradFn:
         fn = _input_edge(self, i)
         return _expected_dtype(fn, 0 if self.next_nrs is None else self.next_nrs[i])
 
-    @property
-    def metadata(self):
-        return {}
-
     def __repr__(self):
         return f"<{self.op.backward_name} object at {<size_t><void*>self:#x}>"
 
@@ -851,11 +847,10 @@ cdef class GradFn:
 
     cdef int check_saved(self) except -1:
         """Raise if the saved values were freed or modified in place since."""
-        cdef Py_ssize_t i, now, then, k
+        cdef Py_ssize_t i, now, then
         if self.released:
             raise RuntimeError(_FREED)
         if self.args is not None:
-            k = 0
             for i in range(len(self.next_fns)):
                 arg = self._input_slot(i)
                 if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
