@@ -43,7 +43,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     dims = normalize_dims(pick_dim(dim, axis, "sum"), input.ndim, "sum")
     if dtype is None and input.dtype.kind in "biu":
         dtype = np.int64
-    return np.sum(input, axis=dims, keepdims=keepdim, dtype=dtype)
+    # np.add.reduce is what np.sum calls, minus a microsecond of Python.
+    return np.add.reduce(input, axis=dims, dtype=dtype, keepdims=keepdim)
 
 
 @sum.vjp
@@ -67,13 +68,17 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be floating "
                            f"point, got {input.dtype}")
     dims = normalize_dims(pick_dim(dim, axis, "mean"), input.ndim, "mean")
-    if input.size == 0:
-        # NumPy warns "Mean of empty slice"; PyTorch quietly gives nan (0 / 0).
-        total = np.sum(input, axis=dims, keepdims=keepdim, dtype=dtype)
-        count = int(np.prod([input.shape[d] for d in dims]))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.true_divide(total, count, dtype=total.dtype)
-    return np.mean(input, axis=dims, keepdims=keepdim, dtype=dtype)
+    # The sum over the count, as np.mean computes it (float16 summed in
+    # float32), without np.mean's Python overhead; an empty mean is nan
+    # without NumPy's "Mean of empty slice" warning, as in PyTorch.
+    out_dtype = input.dtype if dtype is None else np.dtype(dtype)
+    acc_dtype = np.float32 if out_dtype == np.float16 else out_dtype
+    total = np.add.reduce(input, axis=dims, dtype=acc_dtype, keepdims=keepdim)
+    count = 1
+    for d in dims:
+        count *= input.shape[d]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.true_divide(total, count), dtype=out_dtype)
 
 
 @mean.vjp
@@ -91,7 +96,7 @@ def _extreme(name, reduce, arg):
             if input.size == 0:
                 raise OpError(f"{name}(): expected a non-empty tensor when no dim is given "
                               f"(input shape {input.shape})")
-            return reduce(input), np.zeros((), np.int64)[()]
+            return reduce(input, axis=None), np.zeros((), np.int64)[()]
         d = normalize_dim(dim, input.ndim, name)
         if input.ndim == 0:
             return input.copy(), np.zeros((), np.int64)
@@ -127,8 +132,10 @@ def _extreme(name, reduce, arg):
     return forward, vjp
 
 
-_max_forward, _max_vjp = _extreme("max", np.max, np.argmax)
-_min_forward, _min_vjp = _extreme("min", np.min, np.argmin)
+# The ufuncs' reduce and the arrays' arg methods: what np.max and np.argmax
+# call, without their Python-level wrappers.
+_max_forward, _max_vjp = _extreme("max", np.maximum.reduce, np.ndarray.argmax)
+_min_forward, _min_vjp = _extreme("min", np.minimum.reduce, np.ndarray.argmin)
 _max_op = op("max", save_output=True, outputs=("values", "indices"))(_max_forward)
 _max_op.vjp(_max_vjp)
 _min_op = op("min", save_output=True, outputs=("values", "indices"))(_min_forward)
@@ -189,7 +196,7 @@ def sum_to(input, shape):
         return input
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and input.shape[i + lead] != 1)
-    out = np.sum(input, axis=dims, keepdims=True) if dims else input
+    out = np.add.reduce(input, axis=dims, keepdims=True) if dims else input
     return out.reshape(out.shape[lead:]) if lead else out
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops._utils import normalize_dim
+from oxmera.ops._utils import broadcast_view, normalize_dim
 
 __all__ = ["reshape", "view", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze",
            "expand", "broadcast_to", "cat", "concatenate", "stack"]
@@ -240,7 +240,7 @@ def expand(input, *sizes):
     tensor([[1., 2.],
             [1., 2.]], dtype=float32)
     """
-    return np.broadcast_to(input, _expanded_shape(input, sizes, "expand"))
+    return broadcast_view(input, _expanded_shape(input, sizes, "expand"))
 
 
 @expand.vjp
@@ -258,7 +258,7 @@ def broadcast_to(input, shape):
     >>> oxmera.broadcast_to(oxmera.tensor([1.0, 2.0]), (3, 2)).shape
     (3, 2)
     """
-    return np.broadcast_to(input, _expanded_shape(input, (shape,), "broadcast_to"))
+    return broadcast_view(input, _expanded_shape(input, (shape,), "broadcast_to"))
 
 
 @broadcast_to.vjp

@@ -313,3 +313,19 @@ def test_errors_change_nothing(call, error, pattern):
 def test_join_of_nothing_is_an_error(join):
     with pytest.raises(RuntimeError, match=f"{join}.*non-empty"):
         getattr(oxmera, join)([])
+
+
+@pytest.mark.parametrize("source, shape", [
+    (np.array(2.0), (3,)),
+    (np.arange(3.0), (2, 3)),
+    (np.arange(6.0).reshape(2, 1, 3), (4, 2, 5, 3)),
+    (np.arange(6.0).reshape(2, 3).T, (2, 3, 2)),        # non-contiguous: NumPy's path
+    (np.arange(6.0)[::2], (2, 3)),                      # strided
+    (np.zeros((0, 1)), (2, 0, 4)),
+])
+def test_broadcast_view_matches_numpy_and_is_read_only(source, shape):
+    from oxmera.ops._utils import broadcast_view
+    out = broadcast_view(source, shape)
+    np.testing.assert_array_equal(out, np.broadcast_to(source, shape))
+    assert out.shape == shape and not out.flags.writeable
+    assert np.shares_memory(out, source) or source.size == 0
