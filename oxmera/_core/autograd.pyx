@@ -4,12 +4,13 @@
 What lives here
     ``Tensor`` (wraps one ``numpy.ndarray``), ``AutogradMeta`` (what a tensor
     that takes part in autograd carries), ``GradFn`` (one node of the tape),
-    ``VersionCounter``, the per-thread recording flag, ``apply_op`` (runs an
-    op's forward and records its node) and ``run_backward`` (the engine).
+    ``VersionCounter``, ``OpDef`` (the record describing an op), the
+    per-thread recording flag, ``apply_op`` (runs an op's forward and
+    records its node) and ``run_backward`` (the engine).
 
 What does not
-    No op. The core calls an op's forward and VJP through the op definition it
-    is handed (``oxmera.ops._registry.OpDef``), and the few ops the engine
+    No op. The core calls an op's forward and VJP through the OpDef it is
+    handed (built by ``oxmera.extend.op``), and the few ops the engine
     itself needs (summing a broadcast gradient back, casting, adding) are
     handed to it by ``oxmera.ops`` through :func:`set_engine_ops`. Tensor
     methods and operators are installed by ``oxmera.ops`` as well
@@ -1020,7 +1021,7 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     if type(out) is tuple:
         outputs = tuple([_output_tensor(o) for o in out])
         if recording:
-            _record(op, list(args[:n]), args, kwargs, outputs, False)
+            _record(op, args, n, args, kwargs, outputs, False)
         if op.view and n:
             _share_counters(args[0], outputs)
         if op.output_type is not None:
@@ -1033,7 +1034,7 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     if op.view and n and isinstance(args[0], Tensor) and _is_view_of(out, fargs[0]):
         t._version_counter = _counter_of(<Tensor>args[0])
     if recording:
-        _record(op, list(args[:n]), args, kwargs, (t,), False)
+        _record(op, args, n, args, kwargs, (t,), False)
     return t
 
 
@@ -1101,7 +1102,7 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
     t = Tensor.__new__(Tensor)
     t._data = out
     if recording and op.differentiable and _grad_state.enabled:
-        _record(op, values, args, kwargs, (t,), True)
+        _record(op, values, count, args, kwargs, (t,), True)
     return t
 
 
@@ -1141,27 +1142,30 @@ cdef tuple _inputs_from_kwargs(OpDef op, tuple args, dict kwargs):
     return tuple(full)
 
 
-cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
-                 bint sequence) except -1:
+cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
+                 tuple outputs, bint sequence) except -1:
+    """Create the node of a call: ``values[:n]`` are its tensor inputs."""
     cdef GradFn node = GradFn.__new__(GradFn)
-    cdef Py_ssize_t i, n = len(values)
+    cdef Py_ssize_t i
     cdef Tensor t
     cdef AutogradMeta meta
-    cdef list next_fns = [None] * n
+    # Filled in place (this replaces ``tuple(list_of_edges)``).
+    cdef tuple next_fns = PyTuple_New(n)
     cdef list nrs = None
     cdef list versions = None
     node.op = op
     save_mask = op.save_mask
     for i in range(n):
         v = values[i]
+        edge = None
         if isinstance(v, Tensor):
             t = <Tensor>v
             meta = t._meta
             if meta is not None and meta.requires_grad:
                 if meta.grad_fn is None:
-                    next_fns[i] = t
+                    edge = t
                 else:
-                    next_fns[i] = meta.grad_fn
+                    edge = meta.grad_fn
                     if meta.output_nr:
                         if nrs is None:
                             nrs = [0] * n
@@ -1170,7 +1174,9 @@ cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
                 if versions is None:
                     versions = [0] * n
                 versions[i] = t._version_counter.value
-    node.next_fns = tuple(next_fns)
+        Py_INCREF(edge)
+        PyTuple_SET_ITEM(next_fns, i, edge)
+    node.next_fns = next_fns
     if nrs is not None:
         node.next_nrs = tuple(nrs)
     if versions is not None:
@@ -1179,7 +1185,7 @@ cdef int _record(OpDef op, list values, tuple args, dict kwargs, tuple outputs,
     # need dropped, so they can be freed before backward.
     if sequence:
         if save_mask is None or save_mask[0]:
-            saved = tuple(values)
+            saved = tuple(values[:n])
         else:
             saved = (None,) * n
         node.args = (saved,) + args[1:]
