@@ -44,6 +44,7 @@ cdef object _np_asarray = np.asarray
 cdef object _np_ones = np.ones
 cdef object _np_zeros = np.zeros
 cdef object _np_add = np.add
+cdef object _np_generic = np.generic    # module attribute lookups cost on hot paths
 
 
 class OpError(ValueError, RuntimeError):
@@ -149,7 +150,7 @@ def as_array(data, dtype=None, bint copy=False):
         arr = (<Tensor>data)._data
     elif isinstance(data, ndarray):
         arr = data
-    elif isinstance(data, np.generic):
+    elif isinstance(data, _np_generic):
         arr = _np_asarray(data)
         fresh = True
     else:
@@ -987,18 +988,20 @@ def apply_op(OpDef op, tuple args, dict kwargs):
             if isinstance(v, Tensor):
                 t = <Tensor>v
                 v = t._data
+                any_array = True
                 if t._meta is not None and t._meta.requires_grad:
                     recording = True
-            elif isinstance(v, np.generic):
+            elif isinstance(v, _np_generic):
                 # NumPy scalars act like Python numbers (numpy.float64 even
                 # subclasses float): they must not upcast a float32 tensor.
                 v = v.item()
             elif isinstance(v, ndarray):
                 if not _supported_kind((<object>v).dtype):
                     raise TypeError(f"{op.name}(): unsupported dtype {(<object>v).dtype}")
+                any_array = True
             elif v is not None and not _is_python_scalar(v):
                 v = as_array(v)
-            any_array = any_array or isinstance(v, ndarray)
+                any_array = True
         Py_INCREF(v)
         PyTuple_SET_ITEM(fargs, i, v)
     if n and not any_array:
@@ -1259,7 +1262,7 @@ cdef object _expected_dtype(object fn, Py_ssize_t nr):
 cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
     if isinstance(g, Tensor):
         return <Tensor>g
-    if isinstance(g, (ndarray, np.generic, float, int)):
+    if isinstance(g, (ndarray, _np_generic, float, int)):
         return wrap_array(_np_asarray(g))
     raise TypeError(f"{node.op.backward_name} returned a {type(g).__name__} as the gradient of "
                     f"input {i}; a VJP must return Tensors or None")
