@@ -76,4 +76,3 @@ cdef class GradFn:
 
 cdef bint grad_enabled() except -1
 cdef Tensor wrap_array(object array)
-cdef Tensor make_tensor(object array, bint requires_grad)

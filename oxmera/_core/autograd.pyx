@@ -99,7 +99,6 @@ def _set_grad_enabled(bint mode):
 
 cdef object _default_dtype = np.dtype(np.float32)
 cdef object _int64 = np.dtype(np.int64)
-cdef object _bool = np.dtype(np.bool_)
 
 
 def get_default_dtype():
@@ -222,15 +221,6 @@ cdef Tensor wrap_array(object array):
     """A new Tensor around ``array`` (no copy, no grad): the fast constructor."""
     cdef Tensor t = Tensor.__new__(Tensor)
     t._data = array
-    return t
-
-
-cdef Tensor make_tensor(object array, bint requires_grad):
-    cdef Tensor t = Tensor.__new__(Tensor)
-    t._data = array
-    if requires_grad:
-        _check_can_require_grad(array.dtype)
-        t._meta = _new_meta(None, 0)
     return t
 
 
@@ -823,7 +813,7 @@ cdef class GradFn:
         cdef Tensor t = Tensor.__new__(Tensor)
         t._data = array
         t._version_counter = counter
-        if _grad_state.enabled and array.dtype.kind == "f":
+        if grad_enabled() and array.dtype.kind == "f":
             t._meta = _new_meta(self, nr)
         return t
 
@@ -1020,7 +1010,7 @@ def apply_op(OpDef op, tuple args, dict kwargs):
             raise
         raise _op_error(op, err, list(args[:n])) from None
 
-    recording = recording and op.differentiable and _grad_state.enabled
+    recording = recording and op.differentiable and grad_enabled()
     if type(out) is tuple:
         outputs = tuple([_output_tensor(o) for o in out])
         if recording:
@@ -1104,7 +1094,7 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
         out = _np_asarray(out)
     t = Tensor.__new__(Tensor)
     t._data = out
-    if recording and op.differentiable and _grad_state.enabled:
+    if recording and op.differentiable and grad_enabled():
         _record(op, values, count, args, kwargs, (t,), True)
     return t
 
