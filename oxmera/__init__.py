@@ -11,18 +11,16 @@ from oxmera._core.autograd import (AutogradMeta, GradFn, OpError, Tensor, get_de
 from oxmera import ops as _ops  # defines every op and installs the Tensor methods
 from oxmera import autograd
 from oxmera.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from oxmera.ops.conversion import clone, contiguous, to
-from oxmera.ops.creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
-                                 full_like, linspace, manual_seed, normal, ones, ones_like, rand,
-                                 randint, randn, tensor, zeros, zeros_like)
-from oxmera.ops.elementwise import (abs, add, cos, div, eq, exp, ge, gt, le, log, lt, mul, ne,
-                                    neg, pow, relu, sigmoid, sign, sin, sqrt, sub, tanh,
-                                    true_divide, where)
-from oxmera.ops.index import getitem
-from oxmera.ops.linalg import matmul
-from oxmera.ops.reduce import max, mean, min, sum, sum_to
-from oxmera.ops.shape import (broadcast_to, cat, concatenate, expand, permute, reshape, squeeze,
-                              stack, swapaxes, transpose, unsqueeze, view)
+from oxmera.ops.activation import *  # noqa: F403  (each op module's __all__ is its public ops)
+from oxmera.ops.conversion import *  # noqa: F403
+from oxmera.ops.creation import *  # noqa: F403
+from oxmera.ops.elementwise import *  # noqa: F403
+from oxmera.ops.index import *  # noqa: F403
+from oxmera.ops.inplace import *  # noqa: F403
+from oxmera.ops.linalg import *  # noqa: F403
+from oxmera.ops.reduce import *  # noqa: F403
+from oxmera.ops.shape import *  # noqa: F403
+from oxmera import linalg, nn
 
 __version__ = "0.1.0"
 
@@ -39,18 +37,12 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd",
+    "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
-    "ones_like", "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn",
-    "randint", "normal", "manual_seed",
-    "add", "sub", "mul", "div", "true_divide", "pow", "neg", "exp", "log", "sqrt", "sin",
-    "cos", "tanh", "sigmoid", "relu", "abs", "sign", "where",
-    "eq", "ne", "lt", "le", "gt", "ge",
-    "sum", "mean", "max", "min", "sum_to", "matmul",
-    "reshape", "view", "transpose", "swapaxes", "permute", "squeeze", "unsqueeze", "expand",
-    "broadcast_to", "cat", "concatenate", "stack", "getitem", "clone", "contiguous", "to",
+    *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,
+    *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__, *_ops.linalg.__all__,
+    *_ops.reduce.__all__, *_ops.shape.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]

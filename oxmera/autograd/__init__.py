@@ -10,7 +10,8 @@ from oxmera.autograd.engine import backward, grad
 from oxmera.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                                        set_grad_enabled)
 from oxmera.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from oxmera.autograd import functional
 
 __all__ = ["AutogradMeta", "GradFn", "Tensor", "backward", "grad", "enable_grad",
            "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled",
-           "GradcheckError", "gradcheck", "gradgradcheck"]
+           "GradcheckError", "gradcheck", "gradgradcheck", "functional"]

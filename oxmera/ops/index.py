@@ -10,7 +10,7 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 
-__all__ = ["getitem", "index_backward"]
+__all__ = ["getitem"]
 
 Tensor = _core.Tensor
 _BASIC = (int, slice, type(None), type(Ellipsis))

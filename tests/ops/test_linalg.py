@@ -8,7 +8,8 @@ import pytest
 import oxmera
 from oxmera.autograd import gradcheck, gradgradcheck
 
-from ._cases import MATMUL_SHAPES, Leaf
+from ._cases import Leaf
+from ._cases_linalg import MATMUL_SHAPES
 from ._helpers import leaf, unchanged
 
 F32, F64, I64 = oxmera.float32, oxmera.float64, oxmera.int64

@@ -1,0 +1,3 @@
+"""``oxmera.autograd.functional``: vjp, jvp, jacobian, hessian, hvp, vhp."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""``oxmera.linalg``: norm, inv, det, solve (the ops live in ``oxmera.ops.linalg``)."""
+
+__all__ = []

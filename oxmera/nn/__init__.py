@@ -1,0 +1,4 @@
+"""Neural-network building blocks: ``oxmera.nn.functional`` (stateless ops)."""
+from oxmera.nn import functional
+
+__all__ = ["functional"]

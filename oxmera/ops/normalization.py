@@ -1,0 +1,3 @@
+"""Normalization ops: layer_norm, batch_norm."""
+
+__all__ = []

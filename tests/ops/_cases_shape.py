@@ -1,0 +1,97 @@
+"""Gradient cases of the shape ops (see ``_case_table`` for the machinery)."""
+
+import oxmera
+
+from ._case_table import (T,
+                          Leaf, add_cases, const)
+
+# -- shape -------------------------------------------------------------------------------
+
+add_cases("reshape",
+          ("2d", lambda x: x.reshape(3, 2), (Leaf((2, 3)),)),
+          ("tuple", lambda x: oxmera.reshape(x, (6,)), (Leaf((2, 3)),)),
+          ("infer", lambda x: x.reshape(-1, 2), (Leaf((2, 3, 2)),)),
+          ("transposed-copies", lambda x: x.reshape(-1), (T((3, 4)),)),
+          ("0d-to-1", lambda x: x.reshape(1, 1), (Leaf(()),)),
+          ("to-0d", lambda x: x.reshape(()), (Leaf((1,)),)),
+          ("size-0", lambda x: x.reshape(-1, 1, 3), (Leaf((0, 3)),)),
+          ("size-0-no-infer", lambda x: x.reshape(3, 0), (Leaf((0, 3)),)))
+add_cases("view",
+          ("2d", lambda x: x.view(3, 2), (Leaf((2, 3)),)),
+          ("infer", lambda x: x.view(-1), (Leaf((2, 3)),)),
+          ("0d", lambda x: x.view(1), (Leaf(()),)),
+          ("size-0", lambda x: x.view(0, 3, 1), (Leaf((0, 3)),)),
+          ("transposed-same-shape", lambda x: x.view(3, 4), (T((3, 4)),)),
+          ("of-view", lambda x: x.view(6).view(3, 2), (Leaf((2, 3)),)))
+add_cases("transpose",
+          ("2d", lambda x: x.transpose(0, 1), (Leaf((2, 3)),)),
+          ("negative", lambda x: oxmera.transpose(x, -1, 0), (Leaf((2, 3, 4)),)),
+          ("swapaxes", lambda x: oxmera.swapaxes(x, 1, 2), (Leaf((2, 3, 4)),)),
+          ("mT", lambda x: x.mT, (Leaf((2, 3, 4)),)),
+          ("transposed", lambda x: x.transpose(1, 0), (T((3, 4)),)),
+          ("size-0", lambda x: x.transpose(0, 1), (Leaf((0, 3)),)),
+          ("same-dim", lambda x: x.transpose(1, 1), (Leaf((2, 3)),)),
+          ("0d", lambda x: x.transpose(0, -1), (Leaf(()),)))
+add_cases("permute",
+          ("3d", lambda x: x.permute(2, 0, 1), (Leaf((2, 3, 4)),)),
+          ("tuple-negative", lambda x: oxmera.permute(x, (-1, 0, -2)), (Leaf((2, 3, 4)),)),
+          ("T", lambda x: x.T, (Leaf((2, 3)),)),
+          ("T-3d", lambda x: x.T, (Leaf((2, 3, 4)),)),
+          ("T-0d", lambda x: x.T, (Leaf(()),)),
+          ("0d", lambda x: x.permute(), (Leaf(()),)),
+          ("size-0", lambda x: x.permute(1, 2, 0), (Leaf((0, 2, 3)),)),
+          ("transposed", lambda x: x.permute(1, 0), (T((3, 4)),)))
+add_cases("squeeze",
+          ("all", lambda x: x.squeeze(), (Leaf((1, 3, 1)),)),
+          ("dim", lambda x: x.squeeze(0), (Leaf((1, 3, 1)),)),
+          ("dim-negative", lambda x: x.squeeze(-1), (Leaf((1, 3, 1)),)),
+          ("dim-tuple", lambda x: oxmera.squeeze(x, (0, 2)), (Leaf((1, 3, 1)),)),
+          ("dim-not-1", lambda x: x.squeeze(1), (Leaf((1, 3, 1)),)),
+          ("nothing", lambda x: x.squeeze(), (Leaf((2, 3)),)),
+          ("0d", lambda x: x.squeeze(0), (Leaf(()),)),
+          ("size-0", lambda x: x.squeeze(), (Leaf((0, 1, 3)),)),
+          ("transposed", lambda x: x.squeeze(1), (T((3, 1, 2)),)))
+add_cases("unsqueeze",
+          ("front", lambda x: x.unsqueeze(0), (Leaf((2, 3)),)),
+          ("back", lambda x: x.unsqueeze(2), (Leaf((2, 3)),)),
+          ("negative", lambda x: oxmera.unsqueeze(x, -1), (Leaf((2, 3)),)),
+          ("negative-front", lambda x: x.unsqueeze(-3), (Leaf((2, 3)),)),
+          ("0d", lambda x: x.unsqueeze(0), (Leaf(()),)),
+          ("size-0", lambda x: x.unsqueeze(1), (Leaf((0, 3)),)),
+          ("transposed", lambda x: x.unsqueeze(1), (T((3, 4)),)))
+add_cases("expand",
+          ("dim-1", lambda x: x.expand(3, 4), (Leaf((3, 1)),)),
+          ("keep", lambda x: x.expand(-1, 4), (Leaf((3, 1)),)),
+          ("new-leading", lambda x: x.expand(2, 3, -1), (Leaf((1, 4)),)),
+          ("tuple", lambda x: oxmera.expand(x, (2, 2, 3)), (Leaf((3,)),)),
+          ("0d", lambda x: x.expand(2, 3), (Leaf(()),)),
+          ("to-size-0", lambda x: x.expand(0, 3), (Leaf((1, 3)),)),
+          ("size-0", lambda x: x.expand(2, 0, 3), (Leaf((0, 1)),)),
+          ("same", lambda x: x.expand(2, 3), (Leaf((2, 3)),)),
+          ("transposed", lambda x: x.expand(2, 3, 4), (T((3, 4)),)))
+add_cases("broadcast_to",
+          ("leading", lambda x: oxmera.broadcast_to(x, (2, 3)), (Leaf((3,)),)),
+          ("dim-1", lambda x: x.broadcast_to((3, 4)), (Leaf((1, 4)),)),
+          ("0d", lambda x: x.broadcast_to((2, 2)), (Leaf(()),)),
+          ("size-0", lambda x: x.broadcast_to((2, 0, 3)), (Leaf((0, 3)),)),
+          ("transposed", lambda x: x.broadcast_to((2, 3, 4)), (T((3, 4)),)))
+add_cases("cat",
+          ("dim0", lambda x, y: oxmera.cat([x, y]), (Leaf((2, 3)), Leaf((1, 3)))),
+          ("dim-1", lambda x, y: oxmera.cat([x, y], dim=-1), (Leaf((2, 3)), Leaf((2, 2)))),
+          ("three", lambda x, y, z: oxmera.cat((x, y, z), 1),
+           (Leaf((2, 1)), Leaf((2, 3)), Leaf((2, 2)))),
+          ("no-grad-middle", lambda x, y, z: oxmera.cat([x, y, z]),
+           (Leaf((1, 3)), const((2, 3)), Leaf((2, 3)))),
+          ("size-0-piece", lambda x, y: oxmera.cat([x, y]), (Leaf((0, 3)), Leaf((2, 3)))),
+          ("1d", lambda x, y: oxmera.concatenate([x, y]), (Leaf((3,)), Leaf((2,)))),
+          ("transposed", lambda x, y: oxmera.cat([x, y], 1), (T((3, 2)), Leaf((3, 4)))),
+          ("same-tensor", lambda x: oxmera.cat([x, x * 2]), (Leaf((2, 2)),)))
+add_cases("stack",
+          ("dim0", lambda x, y: oxmera.stack([x, y]), (Leaf((2, 3)), Leaf((2, 3)))),
+          ("dim-1", lambda x, y: oxmera.stack([x, y], dim=-1), (Leaf((2, 3)), Leaf((2, 3)))),
+          ("middle", lambda x, y, z: oxmera.stack((x, y, z), 1),
+           (Leaf((2, 3)), Leaf((2, 3)), Leaf((2, 3)))),
+          ("no-grad-first", lambda x, y: oxmera.stack([x, y]), (const((3,)), Leaf((3,)))),
+          ("0d", lambda x, y: oxmera.stack([x, y]), (Leaf(()), Leaf(()))),
+          ("size-0", lambda x, y: oxmera.stack([x, y], 1), (Leaf((0, 3)), Leaf((0, 3)))),
+          ("transposed", lambda x, y: oxmera.stack([x, y]), (T((3, 4)), Leaf((3, 4)))))
