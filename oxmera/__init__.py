@@ -17,6 +17,7 @@ from oxmera.ops.creation import *  # noqa: F403
 from oxmera.ops.elementwise import *  # noqa: F403
 from oxmera.ops.index import *  # noqa: F403
 from oxmera.ops.inplace import *  # noqa: F403
+from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
@@ -41,7 +42,8 @@ __all__ = [
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,
-    *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__, *_ops.linalg.__all__,
+    *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
+    *_ops.interop.__all__, *_ops.linalg.__all__,
     *_ops.reduce.__all__, *_ops.shape.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
