@@ -1,14 +1,829 @@
 """``oxmera.nn.functional``: stateless neural-network functions.
 
-Composed from oxmera ops where that is exact and stable; the ops with a
-fused VJP of their own live in ``oxmera.ops.activation``, ``.loss``,
+Composed from oxmera ops where that is exact and stable, so their
+gradients (to any order) come from the ops' VJPs; the ops with a fused VJP
+of their own (and the reason for each) live in ``oxmera.ops.activation``
+(softmax, log_softmax, softplus), ``.loss`` (binary_cross_entropy),
 ``.normalization`` and ``.conv``.
+
+Names, argument names and defaults follow ``torch.nn.functional``. Losses
+take ``reduction`` ``'none'``, ``'mean'`` or ``'sum'`` (and PyTorch's
+deprecated ``size_average``/``reduce``); a bad input raises before anything
+is computed or updated, with a message naming the function and the shapes
+or dtypes involved.
 """
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from oxmera._core import autograd as _core
+from oxmera.ops import creation as _creation
 from oxmera.ops.activation import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
 from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import normalization as _normalization
+from oxmera.ops import elementwise as _elementwise
+from oxmera.ops.activation import softplus
+from oxmera.ops.elementwise import exp, gt, sigmoid, sqrt, tanh, where
+from oxmera.ops.linalg import matmul
+from oxmera.ops.loss import _check_reduction, _reduce
+from oxmera.ops.shape import cat
 
-__all__ = [*_activation.__all__, *_conv.__all__, *_loss.__all__, *_normalization.__all__]
+_FUNCTIONS = ["linear", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "sigmoid",
+              "tanh", "dropout", "layer_norm", "batch_norm", "embedding", "one_hot", "pad",
+              "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
+              "binary_cross_entropy_with_logits"]
+
+__all__ = [*_activation.__all__, *_conv.__all__, *_loss.__all__, *_normalization.__all__,
+           *_FUNCTIONS]
+
+Tensor = _core.Tensor
+OpError = _core.OpError
+
+
+def _tensor(value, opname, what="input"):
+    """``value`` as a Tensor (arrays and lists are wrapped, sharing memory)."""
+    if isinstance(value, Tensor):
+        return value
+    if value is None:
+        raise TypeError(f"{opname}(): {what} must be a Tensor, got None")
+    return _creation.as_tensor(value)
+
+
+def _inplace(input, result, opname):
+    """PyTorch's ``inplace=True``: write ``result`` into ``input`` (``copy_``)."""
+    copy_ = getattr(input, "copy_", None)
+    if copy_ is None:
+        raise NotImplementedError(f"{opname}(): inplace=True needs Tensor.copy_")
+    return copy_(result)
+
+
+# -- linear --------------------------------------------------------------------------------
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``: weight is ``(out_features, in_features)`` as in PyTorch.
+
+    A 1-D ``weight`` ``(in_features,)`` gives one output per row (no out dim).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.linear(oxmera.ones(2, 3), oxmera.ones(4, 3), oxmera.zeros(4)).shape
+    (2, 4)
+    """
+    input, weight = _tensor(input, "linear"), _tensor(weight, "linear", "weight")
+    if weight.ndim not in (1, 2) or input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise OpError(f"linear(): input of shape {input.shape} and weight of shape "
+                      f"{weight.shape} do not match: expected input (*, in_features) and weight "
+                      f"(out_features, in_features) or (in_features,)")
+    out_shape = input.shape[:-1] + weight.shape[:-1]
+    if bias is not None:
+        bias = _tensor(bias, "linear", "bias")
+        try:
+            broadcast = np.broadcast_shapes(out_shape, bias.shape)
+        except ValueError:
+            broadcast = None
+        if broadcast != out_shape:
+            raise OpError(f"linear(): bias of shape {bias.shape} does not broadcast to the "
+                          f"output shape {out_shape} (input {input.shape}, weight "
+                          f"{weight.shape})")
+    out = matmul(input, weight.T if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+# -- activations ---------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    """``max(x, 0)`` (``oxmera.relu``), with PyTorch's ``inplace`` flag.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.relu(oxmera.tensor([-1.0, 2.0]))
+    tensor([0., 2.], dtype=float32)
+    """
+    out = _elementwise.relu(input)
+    return _inplace(input, out, "relu") if inplace else out
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where ``x > 0``, else ``negative_slope * x``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.leaky_relu(oxmera.tensor([-2.0, 3.0]), 0.5)
+    tensor([-1.,  3.], dtype=float32)
+    """
+    input = _tensor(input, "leaky_relu")
+    out = where(gt(input, 0), input, input * negative_slope)
+    return _inplace(input, out, "leaky_relu") if inplace else out
+
+
+def _expm1(x):
+    fn = getattr(_elementwise, "expm1", None)
+    return fn(x) if fn is not None else exp(x) - 1
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.elu(oxmera.tensor([0.0, 2.0]))
+    tensor([0., 2.], dtype=float32)
+    """
+    input = _tensor(input, "elu")
+    positive = gt(input, 0)
+    # exp only of the non-positive part: exp of a large positive x would be
+    # inf, and the zero gradient where() sends that branch would become nan.
+    out = where(positive, input, _expm1(where(positive, 0.0, input)) * alpha)
+    return _inplace(input, out, "elu") if inplace else out
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
+
+    ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``;
+    ``'tanh'``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.gelu(oxmera.tensor([0.0, 1.0]))
+    tensor([0.    , 0.8413], dtype=float32)
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+    input = _tensor(input, "gelu")
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
+        return input * (tanh(inner) + 1) * 0.5
+    erf = getattr(_elementwise, "erf", None)
+    if erf is None:
+        raise NotImplementedError("gelu(): approximate='none' needs oxmera.erf")
+    return input * (erf(input * _SQRT_HALF) + 1) * 0.5
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)`` (the swish activation).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.silu(oxmera.tensor([0.0, 1.0]))
+    tensor([0.    , 0.7311], dtype=float32)
+    """
+    input = _tensor(input, "silu")
+    out = input * sigmoid(input)
+    return _inplace(input, out, "silu") if inplace else out
+
+
+# -- dropout -------------------------------------------------------------------------------
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    The mask comes from oxmera's generator (seeded by ``oxmera.manual_seed``);
+    ``training=False`` (or ``p=0``) returns ``input`` itself, ``p=1`` zeros.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> _ = oxmera.manual_seed(0)
+    >>> F.dropout(oxmera.ones(8), p=0.5)
+    tensor([2., 0., 0., 0., 2., 2., 2., 2.], dtype=float32)
+    >>> F.dropout(oxmera.ones(3), training=False)
+    tensor([1., 1., 1.], dtype=float32)
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout(): dropout probability has to be between 0 and 1, but got {p}")
+    input = _tensor(input, "dropout")
+    if input.dtype.kind != "f":
+        raise TypeError(f"dropout(): expected a floating point input, got dtype {input.dtype}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        mask = np.zeros(input.shape, input.dtype)
+    else:
+        keep = _creation._generator.random(input.shape) >= p
+        mask = keep * np.asarray(1.0 / (1.0 - p), dtype=input.dtype)
+    out = input * _core._wrap(mask.astype(input.dtype, copy=False))
+    return _inplace(input, out, "dropout") if inplace else out
+
+
+# -- normalization -------------------------------------------------------------------------
+
+def _shape_tuple(shape, opname, what):
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    try:
+        return tuple(int(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{opname}(): {what} must be an int or a sequence of ints, got "
+                        f"{shape!r}") from None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift.
+
+    ``(x - mean) / sqrt(var + eps) * weight + bias``, with the biased variance
+    over the last ``len(normalized_shape)`` dims.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.layer_norm(oxmera.tensor([[1.0, 3.0]]), (2,))
+    tensor([[-1.,  1.]], dtype=float32)
+    """
+    input = _tensor(input, "layer_norm")
+    shape = _shape_tuple(normalized_shape, "layer_norm", "normalized_shape")
+    k = len(shape)
+    if k > input.ndim or input.shape[input.ndim - k:] != shape:
+        raise OpError(f"layer_norm(): normalized_shape {shape} expects an input of shape "
+                      f"(*, {', '.join(map(str, shape))}), got input of shape {input.shape}")
+    for name, param in (("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != shape:
+            raise OpError(f"layer_norm(): {name} of shape {tuple(param.shape)} does not match "
+                          f"normalized_shape {shape}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"layer_norm(): expected a floating point input, got dtype {input.dtype}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    centered = input - input.mean(dims, keepdim=True)
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered / sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalize each channel (dim 1) of an ``(N, C)`` or ``(N, C, *)`` input.
+
+    ``training=True`` uses the batch's mean and biased variance, and updates
+    ``running_mean``/``running_var`` in place (when given) with ``momentum``:
+    ``running = (1 - momentum) * running + momentum * batch_stat``, the
+    variance unbiased, as in PyTorch. ``training=False`` normalizes with the
+    running statistics.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.tensor([[1.0, 2.0], [3.0, 6.0]])
+    >>> mean, var = oxmera.zeros(2), oxmera.ones(2)
+    >>> F.batch_norm(x, mean, var, training=True, eps=0.0)
+    tensor([[-1., -1.],
+            [ 1.,  1.]], dtype=float32)
+    >>> mean
+    tensor([0.2, 0.4], dtype=float32)
+    >>> var
+    tensor([1.1, 1.7], dtype=float32)
+    """
+    input = _tensor(input, "batch_norm")
+    if input.ndim < 2:
+        raise OpError(f"batch_norm(): expected an input of shape (N, C) or (N, C, *), got "
+                      f"shape {input.shape}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"batch_norm(): expected a floating point input, got dtype {input.dtype}")
+    channels = input.shape[1]
+    for name, param in (("running_mean", running_mean), ("running_var", running_var),
+                        ("weight", weight), ("bias", bias)):
+        if param is not None and tuple(param.shape) != (channels,):
+            raise OpError(f"batch_norm(): {name} of shape {tuple(param.shape)} does not match "
+                          f"the {channels} channels of the input of shape {input.shape}; "
+                          f"expected shape ({channels},)")
+    dims = (0,) + tuple(range(2, input.ndim))
+    count = input.numel() // channels if channels else 0
+    param_shape = (1, channels) + (1,) * (input.ndim - 2)
+    if training:
+        if count <= 1:
+            raise ValueError(f"batch_norm(): expected more than 1 value per channel when "
+                             f"training, got input of shape {input.shape}")
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        out = centered / sqrt(var + eps)
+        for running, stat, scale in ((running_mean, mean, 1.0),
+                                     (running_var, var, count / (count - 1))):
+            if running is not None:
+                data = running._data
+                batch = stat._data.reshape(channels) * scale
+                data[...] = (1 - momentum) * data + momentum * batch
+                running._bump_version()
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm(): running_mean and running_var must be given when "
+                             "training=False (they are what evaluation normalizes with)")
+        out = ((input - running_mean.reshape(param_shape))
+               / sqrt(running_var.reshape(param_shape) + eps))
+    if weight is not None:
+        out = out * weight.reshape(param_shape)
+    if bias is not None:
+        out = out + bias.reshape(param_shape)
+    return out
+
+
+# -- embedding and one_hot -----------------------------------------------------------------
+
+def _index_array(value, opname, what="input"):
+    """The integer array behind an index tensor (TypeError naming the dtype otherwise)."""
+    array = value._data if isinstance(value, Tensor) else np.asarray(value)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{opname}(): expected an integer (int64) {what} tensor, got dtype "
+                        f"{array.dtype}")
+    return array
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the integer tensor ``input``: ``weight[input]``.
+
+    Repeated indices accumulate their gradients; the gradient of row
+    ``padding_idx`` stays zero (its output is still that row). ``max_norm``
+    renormalizes, in place and as in PyTorch, the picked rows whose
+    ``norm_type``-norm exceeds it.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> w = oxmera.arange(6.0).reshape(3, 2)
+    >>> F.embedding(oxmera.tensor([2, 0]), w)
+    tensor([[4., 5.],
+            [0., 1.]], dtype=float32)
+    """
+    index = _index_array(input, "embedding")
+    weight = _tensor(weight, "embedding", "weight")
+    if weight.ndim != 2:
+        raise OpError(f"embedding(): weight must be 2-D (num_embeddings, embedding_dim), got "
+                      f"shape {weight.shape}")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse are not supported")
+    num = weight.shape[0]
+    if index.size and (index.min() < 0 or index.max() >= num):
+        bad = index.min() if index.min() < 0 else index.max()
+        raise IndexError(f"embedding(): index {bad} is out of range for a weight of shape "
+                         f"{weight.shape} (indices of shape {index.shape})")
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise IndexError(f"embedding(): padding_idx {padding_idx} must be within "
+                             f"num_embeddings {num}")
+        padding_idx = padding_idx + num if padding_idx < 0 else padding_idx
+    if max_norm is not None:
+        rows = np.unique(index)
+        data = weight._data
+        norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
+        big = norms > max_norm
+        if big.any():
+            scale = max_norm / (norms[big] + 1e-7)
+            data[rows[big]] *= scale[:, None].astype(data.dtype)
+            weight._bump_version()
+    index_tensor = _core._wrap(index)
+    out = weight[index_tensor]
+    if padding_idx is not None:
+        padding = _core._wrap((index == padding_idx)[..., None])
+        out = where(padding, out.detach(), out)
+    return out
+
+
+def one_hot(tensor, num_classes=-1):
+    """Int64 one-hot encoding of the class indices in ``tensor``: shape ``(*, num_classes)``.
+
+    ``num_classes=-1`` takes the largest index plus one. Not differentiable.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.one_hot(oxmera.tensor([0, 2]))
+    tensor([[1, 0, 0],
+            [0, 0, 1]], dtype=int64)
+    """
+    index = _index_array(tensor, "one_hot", "class-index")
+    if num_classes == -1:
+        if index.size == 0:
+            raise ValueError(f"one_hot(): cannot infer the number of classes from an empty "
+                             f"tensor of shape {index.shape}; pass num_classes")
+        num_classes = int(index.max()) + 1
+    if num_classes < 0:
+        raise ValueError(f"one_hot(): num_classes must be -1 or non-negative, got {num_classes}")
+    if index.size and index.min() < 0:
+        raise ValueError(f"one_hot(): class values must be non-negative, got {index.min()}")
+    if index.size and index.max() >= num_classes:
+        raise ValueError(f"one_hot(): class values must be smaller than num_classes "
+                         f"({num_classes}), got {index.max()}")
+    out = (index[..., None] == np.arange(num_classes)).astype(np.int64)
+    return _core._wrap(out)
+
+
+# -- pad -----------------------------------------------------------------------------------
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_indices(mode, size, before, after, shape, dim):
+    """Source index of each output position along one dim, for the non-constant modes."""
+    if mode == "replicate":
+        if size == 0:
+            raise OpError(f"pad(): mode 'replicate' cannot pad dim {dim} of size 0 (input of "
+                          f"shape {shape})")
+        return np.clip(np.arange(-before, size + after), 0, size - 1)
+    if mode == "reflect":
+        if before >= size or after >= size:
+            raise OpError(f"pad(): mode 'reflect' needs padding smaller than the dim: got "
+                          f"({before}, {after}) for dim {dim} of size {size} (input of shape "
+                          f"{shape})")
+        positions = np.abs(np.arange(-before, size + after))
+        return np.where(positions >= size, 2 * (size - 1) - positions, positions)
+    if before > size or after > size:
+        raise OpError(f"pad(): mode 'circular' needs padding at most the dim: got ({before}, "
+                      f"{after}) for dim {dim} of size {size} (input of shape {shape})")
+    return np.arange(-before, size + after) % size
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative amounts, crop) the trailing dims of ``input``.
+
+    ``pad`` lists ``(before, after)`` amounts from the last dim backwards, as
+    in PyTorch: ``(1, 2)`` pads the last dim, ``(1, 1, 2, 2)`` the last two.
+    ``mode``: ``'constant'`` (fill with ``value``, default 0), ``'reflect'``
+    (mirror without repeating the edge), ``'replicate'`` (repeat the edge),
+    ``'circular'`` (wrap around). The gradient of each input element sums
+    over every output position it fills.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.tensor([[1.0, 2.0, 3.0]])
+    >>> F.pad(x, (1, 2))
+    tensor([[0., 1., 2., 3., 0., 0.]], dtype=float32)
+    >>> F.pad(x, (2, 1), mode="reflect")
+    tensor([[3., 2., 1., 2., 3., 2.]], dtype=float32)
+    >>> F.pad(x, (1, 1), mode="replicate")
+    tensor([[1., 1., 2., 3., 3.]], dtype=float32)
+    """
+    input = _tensor(input, "pad")
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad(): mode must be one of {', '.join(_PAD_MODES)}, got {mode!r}")
+    try:
+        amounts = [int(a) for a in pad]
+    except TypeError:
+        raise TypeError(f"pad(): pad must be a sequence of ints, got {pad!r}") from None
+    if len(amounts) % 2:
+        raise ValueError(f"pad(): the pad sequence must have an even length (before, after "
+                         f"per dim), got {tuple(amounts)}")
+    if len(amounts) // 2 > input.ndim:
+        raise ValueError(f"pad(): pad {tuple(amounts)} pads {len(amounts) // 2} dims, but the "
+                         f"input of shape {input.shape} has {input.ndim}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"pad(): mode {mode!r} takes no value argument, got value={value}")
+    pairs = [(input.ndim - 1 - i, amounts[2 * i], amounts[2 * i + 1])
+             for i in range(len(amounts) // 2)]
+    # Check every dim first, so nothing is recorded for a call that fails.
+    cropped = list(input.shape)
+    for dim, before, after in pairs:
+        cropped[dim] = input.shape[dim] + min(before, 0) + min(after, 0)
+        if cropped[dim] < 0:
+            raise OpError(f"pad(): cropping ({before}, {after}) is more than dim {dim} of size "
+                          f"{input.shape[dim]} (input of shape {input.shape})")
+        if mode != "constant":
+            _pad_indices(mode, cropped[dim], max(before, 0), max(after, 0), input.shape, dim)
+    out = input
+    if any(before < 0 or after < 0 for _, before, after in pairs):
+        crop = [slice(None)] * input.ndim
+        for dim, before, after in pairs:
+            crop[dim] = slice(max(-before, 0), input.shape[dim] - max(-after, 0))
+        out = out[tuple(crop)]
+    for dim, before, after in pairs:
+        before, after = max(before, 0), max(after, 0)
+        if not before and not after:
+            continue
+        if mode == "constant":
+            fill = 0 if value is None else value
+            pieces = []
+            for amount in (before, after):
+                block = list(out.shape)
+                block[dim] = amount
+                pieces.append(_creation.full(tuple(block), fill, dtype=out.dtype))
+            out = cat([pieces[0], out, pieces[1]], dim)
+        else:
+            index = _pad_indices(mode, out.shape[dim], before, after, input.shape, dim)
+            out = out[(slice(None),) * dim + (index,)]
+    return out
+
+
+# -- losses --------------------------------------------------------------------------------
+
+def _pair_shapes(input, target, opname):
+    """Broadcast shape of an elementwise loss's input and target (PyTorch warns if unequal)."""
+    if input.shape != target.shape:
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise OpError(f"{opname}(): target of shape {target.shape} does not broadcast "
+                          f"with input of shape {input.shape}") from None
+        warnings.warn(f"{opname}(): using a target shape {target.shape} that is different to "
+                      f"the input shape {input.shape}; this will likely lead to incorrect "
+                      f"results due to broadcasting. Please ensure they have the same shape.",
+                      UserWarning, stacklevel=4)
+
+
+def _elementwise_loss(opname, loss_fn, input, target, size_average, reduce, reduction, weight):
+    reduction = _check_reduction(reduction, size_average, reduce, opname, stacklevel=4)
+    input, target = _tensor(input, opname), _tensor(target, opname, "target")
+    _pair_shapes(input, target, opname)
+    if weight is not None and tuple(weight.shape) != input.shape:
+        raise ValueError(f"{opname}(): weight of shape {tuple(weight.shape)} must have the "
+                         f"input's shape {input.shape}")
+    loss = loss_fn(input - target)
+    if weight is None:
+        return _reduce(loss, reduction)
+    loss = loss * weight
+    if reduction == "mean":
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Squared error ``(input - target) ** 2``, reduced.
+
+    With ``weight`` (the input's shape) each error is weighted, and the mean
+    is divided by the sum of the weights, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.mse_loss(oxmera.tensor([1.0, 2.0]), oxmera.tensor([0.0, 0.0]))
+    tensor(2.5, dtype=float32)
+    """
+    return _elementwise_loss("mse_loss", lambda d: d * d, input, target, size_average, reduce,
+                             reduction, weight)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Absolute error ``|input - target|``, reduced (``weight`` as in :func:`mse_loss`).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.l1_loss(oxmera.tensor([1.0, -3.0]), oxmera.tensor([0.0, 0.0]), reduction="sum")
+    tensor(4., dtype=float32)
+    """
+    return _elementwise_loss("l1_loss", _elementwise.abs, input, target, size_average, reduce,
+                             reduction, weight)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Huber-like loss: ``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta``.
+
+    ``beta=0`` is the L1 loss.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.smooth_l1_loss(oxmera.tensor([0.5, 3.0]), oxmera.zeros(2), reduction="none")
+    tensor([0.125, 2.5  ], dtype=float32)
+    """
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss(): beta must be non-negative, got {beta}")
+
+    def loss_fn(d):
+        distance = _elementwise.abs(d)
+        if beta == 0:
+            return distance
+        return where(distance < beta, d * d * (0.5 / beta), distance - 0.5 * beta)
+    return _elementwise_loss("smooth_l1_loss", loss_fn, input, target, size_average, reduce,
+                             reduction, None)
+
+
+def _class_targets(input, target, weight, ignore_index, opname):
+    """Check a class-index target; return what picking and weighting it needs.
+
+    Returns ``(class_dim, picked_mask, target_weights, valid)``: the bool mask
+    of the input's shape that is True at each non-ignored target class, the
+    weight of each target (a Tensor, differentiable in ``weight``; the mask
+    as floats without ``weight``) and the bool mask of non-ignored targets.
+    """
+    if input.ndim == 0:
+        raise OpError(f"{opname}(): input must have a class dim: (C,), (N, C) or "
+                      f"(N, C, d1, ...), got shape {input.shape}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"{opname}(): expected a floating point input, got dtype {input.dtype}")
+    index = target._data
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{opname}(): expected an integer (int64) class-index target for input "
+                        f"of shape {input.shape}, got target of dtype {index.dtype} and shape "
+                        f"{index.shape}")
+    class_dim = 0 if input.ndim == 1 else 1
+    expected = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
+    if index.shape != expected:
+        raise OpError(f"{opname}(): target of shape {index.shape} does not match input of "
+                      f"shape {input.shape}; expected a target of shape {expected} (the input's "
+                      f"shape without the class dim {class_dim})")
+    classes = input.shape[class_dim]
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise OpError(f"{opname}(): weight of shape {tuple(weight.shape)} must have one entry "
+                      f"per class, shape ({classes},), for input of shape {input.shape}")
+    valid = index != ignore_index
+    bad = valid & ((index < 0) | (index >= classes))
+    if bad.any():
+        raise IndexError(f"{opname}(): target {index[bad].flat[0]} is out of bounds for "
+                         f"{classes} classes (input of shape {input.shape})")
+    safe = np.where(valid, index, 0)
+    picked = np.moveaxis((safe[..., None] == np.arange(classes)) & valid[..., None], -1,
+                         class_dim)
+    if weight is None:
+        target_weights = None
+    else:
+        target_weights = weight[_core._wrap(safe)] * _core._wrap(valid.astype(weight.dtype))
+    return class_dim, picked, target_weights, valid
+
+
+def _nll(input, targets, reduction):
+    """The negative log likelihood of ``input`` at the checked ``targets`` (see above).
+
+    Also returns the mean's denominator (None unless ``reduction='mean'``).
+    """
+    class_dim, picked, target_weights, valid = targets
+    # where(), not indexing or a product with a one-hot: exactly the picked
+    # entries, and a zero gradient elsewhere even where input is -inf.
+    loss = -where(_core._wrap(picked), input, 0.0).sum(class_dim)
+    if target_weights is not None:
+        loss = loss * target_weights
+    if reduction == "mean":
+        total = target_weights.sum() if target_weights is not None else float(valid.sum())
+        return loss.sum() / total, total
+    return _reduce(loss, reduction), None
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of class-index targets, given log-probabilities.
+
+    ``input`` is ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)`` (class dim 1);
+    ``target`` holds class indices, shaped like ``input`` without the class
+    dim. ``weight`` (``(C,)``) weights each target's class; targets equal to
+    ``ignore_index`` count for nothing. ``'mean'`` divides by the summed
+    weights of the targets not ignored (their number without ``weight``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> logp = oxmera.tensor([[-1.0, -2.0], [-3.0, -4.0]])
+    >>> F.nll_loss(logp, oxmera.tensor([1, 0]))
+    tensor(2.5, dtype=float32)
+    """
+    reduction = _check_reduction(reduction, size_average, reduce, "nll_loss")
+    input, target = _tensor(input, "nll_loss"), _tensor(target, "nll_loss", "target")
+    targets = _class_targets(input, target, weight, ignore_index, "nll_loss")
+    return _nll(input, targets, reduction)[0]
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross entropy between logits and class-index or class-probability targets.
+
+    ``input`` holds unnormalized logits, ``(C,)``, ``(N, C)`` or
+    ``(N, C, d1, ...)`` (class dim 1). A ``target`` of the input's shape holds
+    class probabilities (floats); otherwise it holds class indices shaped like
+    the input without the class dim. It is ``log_softmax`` (stable for logits
+    of any magnitude) followed by the negative log likelihood, with
+    ``label_smoothing`` mixing the target with the uniform distribution, and
+    ``weight``/``ignore_index``/``reduction`` exactly as in PyTorch (for class
+    indices, ``'mean'`` divides by the summed weights of the targets not
+    ignored; for probabilities, by the number of samples).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> logits = oxmera.tensor([[0.0, 0.0], [1e4, 0.0]])
+    >>> F.cross_entropy(logits, oxmera.tensor([0, 1]), reduction="none")
+    tensor([6.9315e-01, 1.0000e+04], dtype=float32)
+    """
+    reduction = _check_reduction(reduction, size_average, reduce, "cross_entropy")
+    input, target = _tensor(input, "cross_entropy"), _tensor(target, "cross_entropy", "target")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy(): label_smoothing must be between 0.0 and 1.0, got "
+                         f"{label_smoothing}")
+    if input.ndim == 0:
+        raise OpError(f"cross_entropy(): input must have a class dim: (C,), (N, C) or "
+                      f"(N, C, d1, ...), got shape {input.shape}")
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    weight_shape = [1] * input.ndim
+    weight_shape[class_dim] = classes
+    if target.shape == input.shape:
+        return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
+                                            label_smoothing, class_dim, tuple(weight_shape))
+    # The target is checked before the log_softmax, so a bad call records nothing.
+    targets = _class_targets(input, target, weight, ignore_index, "cross_entropy")
+    logp = _activation.log_softmax(input, class_dim)
+    nll, total = _nll(logp, targets, reduction)
+    if label_smoothing == 0:
+        return nll
+    weighted = logp if weight is None else logp * weight.reshape(tuple(weight_shape))
+    smooth = where(_core._wrap(targets[3]), -weighted.sum(class_dim), 0.0)
+    if reduction == "mean":
+        smooth = smooth.sum() / total
+    else:
+        smooth = _reduce(smooth, reduction)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
+                                 label_smoothing, class_dim, weight_shape):
+    if target.dtype.kind != "f":
+        raise TypeError(f"cross_entropy(): a target of the input's shape {input.shape} holds "
+                        f"class probabilities and must be floating point, got dtype "
+                        f"{target.dtype}; class indices have the shape without the class dim")
+    if input.dtype.kind != "f":
+        raise TypeError(f"cross_entropy(): expected a floating point input, got dtype "
+                        f"{input.dtype}")
+    classes = input.shape[class_dim]
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise OpError(f"cross_entropy(): weight of shape {tuple(weight.shape)} must have one "
+                      f"entry per class, shape ({classes},), for input of shape {input.shape}")
+    if ignore_index >= 0:
+        raise ValueError(f"cross_entropy(): ignore_index ({ignore_index}) is not supported for "
+                         f"class-probability targets")
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    logp = _activation.log_softmax(input, class_dim)
+    if weight is not None:
+        logp = logp * weight.reshape(weight_shape)
+    loss = -(logp * target).sum(class_dim)
+    if reduction == "mean":
+        return loss.sum() / float(loss.numel()) if loss.numel() else loss.sum() / 0.0
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits.
+
+    ``(1 - y) * x + (1 + (pos_weight - 1) * y) * softplus(-x)``: no
+    ``exp`` overflows and no ``log`` of 0, whatever the logits' magnitude.
+    ``pos_weight`` weights the positive term (broadcast against the classes
+    in the last dim), ``weight`` each element.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.binary_cross_entropy_with_logits(oxmera.tensor([0.0, -1e4]), oxmera.tensor([1.0, 1.0]),
+    ...                                    reduction="none")
+    tensor([6.9315e-01, 1.0000e+04], dtype=float32)
+    """
+    opname = "binary_cross_entropy_with_logits"
+    reduction = _check_reduction(reduction, size_average, reduce, opname)
+    input, target = _tensor(input, opname), _tensor(target, opname, "target")
+    if target.shape != input.shape:
+        raise ValueError(f"{opname}(): target of shape {target.shape} must have the input's "
+                         f"shape {input.shape}")
+    for name, param in (("weight", weight), ("pos_weight", pos_weight)):
+        if param is None:
+            continue
+        try:
+            shape = np.broadcast_shapes(input.shape, tuple(param.shape))
+        except ValueError:
+            shape = None
+        if shape != input.shape:
+            raise OpError(f"{opname}(): {name} of shape {tuple(param.shape)} does not broadcast "
+                          f"to the input's shape {input.shape}")
+    # softplus(-x) = log(1 + exp(-x)), by logaddexp: exact for any x (no
+    # threshold shortcut).
+    log_sigmoid_neg = softplus(-input, 1, math.inf)
+    if pos_weight is None:
+        loss = (1 - target) * input + log_sigmoid_neg
+    else:
+        loss = (1 - target) * input + ((pos_weight - 1) * target + 1) * log_sigmoid_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)

@@ -1,8 +1,155 @@
-"""Activation ops that need a fused VJP or a stable forward: softmax, log_softmax, ...
+"""Activation ops with a VJP of their own: softmax, log_softmax, softplus.
 
-Activations that compose from elementwise ops are defined in
-``oxmera.nn.functional``; only those with a stated numerical or speed reason
-for a VJP of their own live here.
+Each has a numerical reason not to be composed from elementwise ops:
+
+- ``softmax``/``log_softmax`` subtract the row maximum before ``exp`` (the
+  composition ``exp(x) / exp(x).sum()`` overflows for logits of magnitude
+  1e4) and normalize in one pass, so float32 rows sum to 1; their VJPs
+  reuse the output (``out * (g - sum(g * out))``, ``g - exp(out) * sum(g)``)
+  instead of differentiating through the max and the log of a sum.
+- ``softplus`` is ``log1p(exp(beta * x)) / beta``: composed, ``exp``
+  overflows for large ``x`` and its VJP multiplies the zero gradient of the
+  branch ``where`` did not pick by ``inf`` (giving nan); here the forward
+  is ``logaddexp(0, beta * x)`` and the derivative ``sigmoid(beta * x)``,
+  both finite everywhere.
+
+Activations that compose exactly from elementwise ops (relu, leaky_relu,
+elu, gelu, silu, ...) are defined in :mod:`oxmera.nn.functional`.
+``softmax`` and ``log_softmax`` are also ``oxmera.softmax`` and Tensor
+methods, as in PyTorch; ``softplus`` is only in ``oxmera.nn.functional``.
 """
+import warnings
 
-__all__ = []
+import numpy as np
+
+from oxmera.extend import op
+from oxmera.ops._utils import normalize_dim
+from oxmera.ops.creation import zeros_like
+from oxmera.ops.elementwise import exp, gt, sigmoid, where
+
+__all__ = ["softmax", "log_softmax"]
+
+
+def _softmax_dim(dim, ndim, opname, stacklevel=None):
+    """``dim`` normalized; None picks PyTorch's legacy implicit dim, with its warning."""
+    if dim is None:
+        dim = 0 if ndim in (0, 1, 3) else 1
+        if stacklevel is not None:
+            warnings.warn(f"Implicit dimension choice for {opname} has been deprecated. Change "
+                          f"the call to include dim=X as an argument.", UserWarning,
+                          stacklevel=stacklevel)
+    return normalize_dim(dim, ndim, opname)
+
+
+def _softmax_input(input, dtype, opname):
+    if dtype is not None:
+        input = input.astype(dtype, copy=False)
+    if input.dtype.kind != "f":
+        raise TypeError(f"{opname}(): expected a floating point input (or dtype=), got dtype "
+                        f"{input.dtype}")
+    return input
+
+
+def _shifted(input, d):
+    """``input`` minus its maximum along ``d``: every entry <= 0, so exp cannot overflow.
+
+    A row of -inf (or with +inf) gives nan, as in PyTorch.
+    """
+    with np.errstate(invalid="ignore"):
+        return input - np.maximum.reduce(input, axis=d, keepdims=True)
+
+
+@op(save=(), save_output=True, method=True)
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably.
+
+    The row maximum is subtracted first, so logits of any magnitude work and
+    float32 rows sum to 1 (to rounding). ``dtype`` casts the input first (as
+    in PyTorch; the gradient is cast back). ``dim=None`` picks PyTorch's
+    deprecated implicit dim (0 for 0-, 1- and 3-d inputs, else 1) and warns.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.softmax(oxmera.tensor([[1.0, 1.0], [0.0, 1e4]]), dim=1)
+    tensor([[0.5, 0.5],
+            [0. , 1. ]], dtype=float32)
+    """
+    input = _softmax_input(input, dtype, "softmax")
+    d = _softmax_dim(dim, input.ndim, "softmax", _stacklevel + 1)
+    if input.size == 0:
+        return np.empty_like(input)
+    if input.ndim == 0:
+        return np.ones_like(input)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(_shifted(input, d))
+        return e / np.add.reduce(e, axis=d, keepdims=True)
+
+
+@softmax.vjp
+def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
+    out = ctx.output
+    d = _softmax_dim(dim, out.ndim, "softmax")
+    if out.ndim == 0:
+        return zeros_like(grad)     # a constant 1 (not grad * 0: nan where grad is inf)
+    return out * (grad - (grad * out).sum(d, keepdim=True))
+
+
+@op(save=(), save_output=True, method=True)
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """Log of the softmax along ``dim``: ``x - logsumexp(x, dim)``, computed stably.
+
+    Exact (no ``log`` of a rounded-to-zero probability) for logits of any
+    magnitude: a logit 1e4 below the maximum gives -1e4, not -inf.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.log_softmax(oxmera.tensor([0.0, 1e4]), dim=0)
+    tensor([-10000.,      0.], dtype=float32)
+    """
+    input = _softmax_input(input, dtype, "log_softmax")
+    d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
+    if input.size == 0:
+        return np.empty_like(input)
+    if input.ndim == 0:
+        return np.zeros_like(input)
+    shifted = _shifted(input, d)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
+
+
+@log_softmax.vjp
+def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
+    out = ctx.output
+    d = _softmax_dim(dim, out.ndim, "log_softmax")
+    if out.ndim == 0:
+        return zeros_like(grad)
+    return grad - exp(out) * grad.sum(d, keepdim=True)
+
+
+@op(save=("input",), float_only=True)
+def softplus(input, beta=1, threshold=20):
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
+
+    Computed as ``logaddexp(0, beta * x) / beta``, so it neither overflows
+    for large ``x`` nor loses the tiny values for very negative ``x``; its
+    gradient is ``sigmoid(beta * x)`` (1 above the threshold), as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.nn.functional import softplus
+    >>> softplus(oxmera.tensor([0.0, 100.0]))
+    tensor([  0.6931, 100.    ], dtype=float32)
+    """
+    scaled = input * beta
+    with np.errstate(over="ignore"):
+        soft = np.logaddexp(0, scaled) / beta
+    return np.where(scaled > threshold, input, soft).astype(input.dtype, copy=False)
+
+
+@softplus.vjp
+def _(ctx, grad, input, beta=1, threshold=20):
+    scaled = input * beta
+    return where(gt(scaled, threshold), grad, grad * sigmoid(scaled))

@@ -1,3 +1,143 @@
-"""Loss ops with fused, numerically stable VJPs (cross_entropy, nll_loss, ...)."""
+"""Loss ops with a fused VJP (binary_cross_entropy), and the reduction every loss shares.
 
-__all__ = []
+``binary_cross_entropy`` is fused for a numerical reason: PyTorch clamps
+its logs at -100 (so a probability of exactly 0 or 1 gives a finite loss)
+and its input gradient ``(x - y) / max(x * (1 - x), 1e-12)``. Composed
+from ``log`` and a clamp, the gradient at ``x = 0`` would be ``0 / 0``
+(nan) where PyTorch's is finite.
+
+The other losses compose exactly and stably from ops (``cross_entropy``
+from the fused ``log_softmax``) and are defined in
+:mod:`oxmera.nn.functional`.
+"""
+import warnings
+
+import numpy as np
+
+from oxmera._core import autograd as _core
+from oxmera.extend import op
+from oxmera.ops.elementwise import log, lt, where
+
+__all__ = ["binary_cross_entropy"]
+
+OpError = _core.OpError
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce):
+    # PyTorch's _Reduction.legacy_get_string: None means True for both.
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _check_reduction(reduction, size_average, reduce, opname, warn=True, stacklevel=3):
+    """The reduction to apply: ``reduction``, or the one PyTorch's legacy flags name.
+
+    A value other than 'none', 'mean', 'sum' is a ``ValueError`` naming it.
+    ``stacklevel`` is the deprecation warning's, counted from this function.
+    """
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+        if warn:
+            warnings.warn(f"{opname}(): size_average and reduce are deprecated, please use "
+                          f"reduction='{reduction}' instead.", UserWarning, stacklevel=stacklevel)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{opname}(): reduction={reduction!r} is not a valid value; use "
+                         f"'none', 'mean' or 'sum'")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    """Apply a checked ``reduction`` to an elementwise loss tensor."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _clamped_log(x):
+    """``max(log(x), -100)``: PyTorch's clamp, so 0 gives -100 instead of -inf."""
+    value = log(x)
+    return where(lt(value, -100.0), -100.0, value)
+
+
+_EPSILON = 1e-12    # PyTorch's floor for x * (1 - x) in the gradient
+
+
+@op(inputs=3, promote=True)
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """Binary cross entropy between probabilities ``input`` and ``target``.
+
+    ``-weight * (y * log(x) + (1 - y) * log(1 - x))``, with each log clamped
+    to at least -100 as in PyTorch; ``weight`` broadcasts to the input's
+    shape. The gradient in ``input`` is ``(x - y) / max(x * (1 - x), 1e-12)``
+    (times the weight), also as in PyTorch; ``target`` and ``weight`` get
+    gradients too.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.binary_cross_entropy(oxmera.tensor([0.5, 1.0]), oxmera.tensor([1.0, 0.0]),
+    ...                        reduction="none")
+    tensor([  0.6931, 100.    ], dtype=float32)
+    """
+    reduction = _check_reduction(reduction, size_average, reduce, "binary_cross_entropy",
+                                 stacklevel=4)
+    if np.shape(target) != np.shape(input):
+        raise OpError(f"binary_cross_entropy(): target of shape {np.shape(target)} must have "
+                      f"the input's shape {np.shape(input)}")
+    if weight is not None:
+        try:
+            shape = np.broadcast_shapes(np.shape(input), np.shape(weight))
+        except ValueError:
+            shape = None
+        if shape != np.shape(input):
+            raise OpError(f"binary_cross_entropy(): weight of shape {np.shape(weight)} does not "
+                          f"broadcast to the input's shape {np.shape(input)}")
+    if np.any((input < 0) | (input > 1)):
+        raise OpError(f"binary_cross_entropy(): all elements of input (shape "
+                      f"{np.shape(input)}) should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(input), -100)
+        log_1mx = np.maximum(np.log1p(-input), -100)
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "mean":
+        with np.errstate(invalid="ignore"):
+            return np.asarray(np.mean(loss) if loss.size else np.nan, dtype=loss.dtype)
+    if reduction == "sum":
+        return np.asarray(np.sum(loss), dtype=loss.dtype)
+    return np.asarray(loss)
+
+
+@binary_cross_entropy.vjp
+def _(ctx, grad, input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    needs = ctx.needs_input_grad
+    reduction = _check_reduction(reduction, size_average, reduce, "binary_cross_entropy",
+                                 warn=False)
+    shape = ctx.input_shape(0)
+    if reduction != "none":
+        grad = grad.expand(shape)
+        if reduction == "mean":
+            grad = grad / max(int(np.prod(shape)), 1)
+    weighted = grad if weight is None else grad * weight
+    grad_input = grad_target = grad_weight = None
+    if needs[0]:
+        variance = input * (1 - input)
+        grad_input = weighted * (input - target) / where(lt(variance, _EPSILON), _EPSILON,
+                                                         variance)
+    if needs[1] or needs[2]:
+        log_x, log_1mx = _clamped_log(input), _clamped_log(1 - input)
+        if needs[1]:
+            grad_target = weighted * (log_1mx - log_x)
+        if needs[2]:
+            grad_weight = -grad * (target * log_x + (1 - target) * log_1mx)
+    return grad_input, grad_target, grad_weight
