@@ -1,3 +1,763 @@
-"""Convolution and pooling ops: conv1d, conv2d, max_pool2d, avg_pool2d (im2col + matmul)."""
+"""Convolution and pooling ops: conv1d, conv2d, max_pool2d, avg_pool2d.
 
-__all__ = []
+The forwards use NumPy stride tricks, never a Python loop over pixels. A
+convolution pads the input, takes the strided window view of it
+(``sliding_window_view``), copies that view once into the im2col matrix and
+multiplies it by the weight in one batched matmul (batched over samples and
+groups). Pooling reduces the same window view one kernel position at a time:
+``KH * KW`` whole-array NumPy calls (measured 10-20x faster than reducing the
+view over its two small window axes), and scattering a gradient back onto
+the input (col2im) adds whole strided slices the same way.
+
+Every VJP is written with ops of this module, and each of those has its VJP
+here too, so gradients of any order work:
+
+- ``conv1d``/``conv2d``: d input is :func:`conv_input_grad` (the transposed
+  convolution), d weight is :func:`conv_weight_grad`, d bias a sum.
+- ``conv_input_grad`` and ``conv_weight_grad`` are bilinear, like the
+  convolution itself; their VJPs are the convolution and each other.
+- ``avg_pool2d`` is linear; its VJP is :func:`avg_pool2d_backward`, whose VJP
+  is ``avg_pool2d``.
+- ``max_pool2d`` sends each output's gradient to its window's maximum with
+  :func:`max_pool2d_backward` (a scatter-add by the indices the forward
+  found), whose VJP is :func:`max_pool2d_gather`, whose VJP is
+  ``max_pool2d_backward``.
+
+A 1-D convolution runs through the 2-D code with a height of 1. Shapes follow
+PyTorch: ``(N, C, L)`` / ``(N, C, H, W)`` inputs, or ``(C, L)`` / ``(C, H, W)``
+without the batch dimension. Argument errors are ``OpError`` (a ``ValueError``
+and a ``RuntimeError``) naming the op and the shapes, raised before anything
+is computed or recorded.
+"""
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from oxmera._core import autograd as _core
+from oxmera.extend import op
+
+__all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d"]
+
+OpError = _core.OpError
+
+
+# -- arguments ------------------------------------------------------------------
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _ntuple(value, n, name, opname, minimum):
+    """``value`` (an int, or a sequence of 1 or ``n`` ints) as a tuple of ``n`` ints."""
+    if _is_int(value):
+        values = (int(value),) * n
+    elif isinstance(value, (tuple, list)) and value and all(_is_int(v) for v in value):
+        if len(value) == 1:
+            values = (int(value[0]),) * n
+        elif len(value) == n:
+            values = tuple(int(v) for v in value)
+        else:
+            raise OpError(f"{opname}(): expected {name} to be a single integer or a sequence of "
+                          f"{n} integers, got {name}={tuple(value)}")
+    else:
+        raise TypeError(f"{opname}(): {name} must be an int or a tuple of {n} ints, got "
+                        f"{value!r}")
+    if any(v < minimum for v in values):
+        kind = "positive" if minimum else "non-negative"
+        raise OpError(f"{opname}(): {name} must be {kind}, got {name}={values}")
+    return values
+
+
+def _conv_padding(padding, nd, kernel, stride, dilation, opname):
+    """``padding`` as ``nd`` ``(before, after)`` pairs.
+
+    Accepts what PyTorch does (an int, ``nd`` ints, ``'valid'``, ``'same'``)
+    and, beyond it, explicit pairs ``((top, bottom), (left, right))``; the
+    VJPs pass pairs, so an uneven ``'same'`` padding survives differentiation.
+    """
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise OpError(f"{opname}(): invalid padding string {padding!r}, should be one of "
+                          f"'valid' or 'same'")
+        if any(s != 1 for s in stride):
+            raise OpError(f"{opname}(): padding='same' is not supported for strided "
+                          f"convolutions (stride={stride})")
+        # PyTorch puts the odd one out of an uneven total after the input.
+        totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+        return tuple((t // 2, t - t // 2) for t in totals)
+    if (isinstance(padding, (tuple, list)) and len(padding) == nd
+            and all(isinstance(p, (tuple, list)) for p in padding)):
+        if any(len(p) != 2 for p in padding):
+            raise OpError(f"{opname}(): padding pairs must be (before, after), got {padding!r}")
+        return tuple(_ntuple(p, 2, "padding", opname, 0) for p in padding)
+    return tuple((p, p) for p in _ntuple(padding, nd, "padding", opname, 0))
+
+
+def _conv_geometry(opname, input_shape, weight_shape, bias_shape, stride, padding, dilation,
+                   groups, shown_shape=None):
+    """Check a convolution's arguments; return ``(stride, pads, dilation, output size)``.
+
+    ``input_shape`` is batched, ``(N, C, *spatial)``; ``shown_shape`` is the
+    shape the caller passed (unbatched, maybe), for messages.
+    """
+    shown = tuple(input_shape if shown_shape is None else shown_shape)
+    input_shape, weight_shape = tuple(input_shape), tuple(weight_shape)
+    nd = len(weight_shape) - 2
+    if not _is_int(groups):
+        raise TypeError(f"{opname}(): groups must be an int, got {groups!r}")
+    if groups < 1:
+        raise OpError(f"{opname}(): groups must be positive, got groups={groups}")
+    channels = input_shape[1]
+    out_channels, group_channels = weight_shape[:2]
+    kernel = weight_shape[2:]
+    if any(k < 1 for k in kernel):
+        raise OpError(f"{opname}(): weight of shape {weight_shape} has an empty kernel")
+    if channels % groups:
+        raise OpError(f"{opname}(): the input's {channels} channels (input shape {shown}) are "
+                      f"not divisible by groups={groups}")
+    if out_channels % groups:
+        raise OpError(f"{opname}(): the weight's {out_channels} output channels (weight shape "
+                      f"{weight_shape}) are not divisible by groups={groups}")
+    if group_channels * groups != channels:
+        raise OpError(f"{opname}(): given groups={groups} and weight of shape {weight_shape}, "
+                      f"expected input of shape {shown} to have {group_channels * groups} "
+                      f"channels, but got {channels} channels instead")
+    if bias_shape is not None and tuple(bias_shape) != (out_channels,):
+        raise OpError(f"{opname}(): expected bias of shape ({out_channels},) for weight of shape "
+                      f"{weight_shape}, got bias of shape {tuple(bias_shape)}")
+    stride = _ntuple(stride, nd, "stride", opname, 1)
+    dilation = _ntuple(dilation, nd, "dilation", opname, 1)
+    pads = _conv_padding(padding, nd, kernel, stride, dilation, opname)
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(input_shape[2:], pads))
+    effective = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(p < e for p, e in zip(padded, effective)):
+        raise OpError(f"{opname}(): calculated padded input size per channel {padded} is smaller "
+                      f"than the kernel size {effective} (dilated): the kernel can't be greater "
+                      f"than the padded input (input shape {shown}, weight shape {weight_shape}, "
+                      f"padding {padding!r})")
+    out_size = tuple((p - e) // s + 1 for p, e, s in zip(padded, effective, stride))
+    return stride, pads, dilation, out_size
+
+
+def _as_2d(stride, pads, dilation):
+    """A 1-D convolution's geometry as a 2-D one's of height 1."""
+    if len(stride) == 2:
+        return stride, pads, dilation
+    return (1,) + stride, ((0, 0),) + pads, (1,) + dilation
+
+
+def _height_1(array, nd):
+    """``(N, C, L)`` as ``(N, C, 1, L)`` (a view) for 1-D, else the array itself."""
+    return array[:, :, None, :] if nd == 1 else array
+
+
+# -- NumPy kernels (2-D, on arrays) ------------------------------------------------
+
+def _pad(x, pads, value):
+    """``x`` (..., H, W) padded by ``((top, bottom), (left, right))``: a new array, or ``x``."""
+    (top, bottom), (left, right) = pads
+    if not (top or bottom or left or right):
+        return x
+    height, width = x.shape[-2:]
+    shape = x.shape[:-2] + (height + top + bottom, width + left + right)
+    out = np.zeros(shape, x.dtype) if value == 0 else np.full(shape, value, x.dtype)
+    out[..., top:top + height, left:left + width] = x
+    return out
+
+
+def _windows(padded, kernel, stride, dilation, out_size):
+    """A read-only view ``(..., KH, KW, Ho, Wo)`` of ``padded`` (..., Hp, Wp), no copy.
+
+    ``view[..., i, j, y, x] == padded[..., y * sh + i * dh, x * sw + j * dw]``.
+    """
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_size
+    view = sliding_window_view(padded, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(-2, -1))
+    view = view[..., :(ho - 1) * sh + 1:sh, :(wo - 1) * sw + 1:sw, ::dh, ::dw]
+    return np.moveaxis(view, (-2, -1), (-4, -3))
+
+
+def _add_windows(out, piece, kernel, stride, dilation, out_size):
+    """col2im: ``out[window position (i, j) of every output] += piece(i, j)``.
+
+    A loop over the KH*KW kernel positions, each adding one whole strided
+    slice (windows overlap, so the additions cannot be one fancy-indexed
+    assignment; ``np.add.at`` is an order of magnitude slower).
+    """
+    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_size
+    for i in range(kh):
+        for j in range(kw):
+            out[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
+                j * dw:j * dw + (wo - 1) * sw + 1:sw] += piece(i, j)
+
+
+def _im2col(x, kernel, stride, pads, dilation, groups, out_size):
+    """The im2col matrix of ``x`` (N, C, H, W), contiguous: ``(N, g, C/g * KH * KW, Ho * Wo)``."""
+    n, c = x.shape[:2]
+    windows = _windows(_pad(x, pads, 0), kernel, stride, dilation, out_size)
+    # The one copy: window rows are contiguous runs of the input, so it is fast.
+    cols = np.ascontiguousarray(windows)
+    return cols.reshape(n, groups, c // groups * kernel[0] * kernel[1], out_size[0] * out_size[1])
+
+
+def _correlate(x, w, stride, pads, dilation, groups, out_size):
+    """The convolution (a cross-correlation) of ``x`` (N, C, H, W) with ``w`` (O, C/g, KH, KW)."""
+    n = x.shape[0]
+    o = w.shape[0]
+    cols = _im2col(x, w.shape[2:], stride, pads, dilation, groups, out_size)
+    wm = np.ascontiguousarray(w).reshape(groups, o // groups, cols.shape[2])
+    # (g, O/g, K) @ (N, g, K, P) -> (N, g, O/g, P): already (N, O, Ho, Wo) in memory.
+    return np.matmul(wm, cols).reshape((n, o) + tuple(out_size))
+
+
+def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
+    """The transposed convolution: the gradient of ``_correlate`` with respect to ``x``."""
+    n, o = grad.shape[:2]
+    out_size = grad.shape[2:]
+    kernel = w.shape[2:]
+    channels = input_shape[1]
+    size = math.prod(w.shape[1:])
+    wm = np.ascontiguousarray(w).reshape(groups, o // groups, size).transpose(0, 2, 1)
+    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, math.prod(out_size))
+    # (g, K, O/g) @ (N, g, O/g, P): the gradient of the im2col matrix.
+    cols = np.matmul(wm, gm).reshape((n, channels) + tuple(kernel) + tuple(out_size))
+    (top, bottom), (left, right) = pads
+    height, width = input_shape[2:]
+    out = np.zeros((n, channels, height + top + bottom, width + left + right), cols.dtype)
+    _add_windows(out, lambda i, j: cols[:, :, i, j], kernel, stride, dilation, out_size)
+    if top or bottom or left or right:
+        out = np.ascontiguousarray(out[:, :, top:top + height, left:left + width])
+    return out
+
+
+def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups):
+    """The gradient of ``_correlate`` with respect to ``w``."""
+    n, o = grad.shape[:2]
+    cols = _im2col(x, weight_shape[2:], stride, pads, dilation, groups, grad.shape[2:])
+    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, cols.shape[3])
+    # Per sample and group (O/g, P) @ (P, K), then summed over the samples.
+    per_sample = np.matmul(gm, cols.transpose(0, 1, 3, 2))
+    return np.add.reduce(per_sample, axis=0).reshape(weight_shape)
+
+
+# -- convolution -----------------------------------------------------------------------
+
+def _check_conv_dims(nd, opname, input, weight):
+    if np.ndim(weight) != nd + 2:
+        kernel = "kH, kW" if nd == 2 else "kL"
+        raise OpError(f"{opname}(): expected a {nd + 2}-D weight (out_channels, in_channels / "
+                      f"groups, {kernel}), got weight of shape {np.shape(weight)}")
+    if np.ndim(input) not in (nd + 1, nd + 2):
+        raise OpError(f"{opname}(): expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
+                      f"input, got input of shape {np.shape(input)} (weight shape "
+                      f"{np.shape(weight)})")
+
+
+def _conv_forward(nd, opname, input, weight, bias, stride, padding, dilation, groups):
+    _check_conv_dims(nd, opname, input, weight)
+    unbatched = input.ndim == nd + 1
+    x = input[None] if unbatched else input
+    stride, pads, dilation, out_size = _conv_geometry(
+        opname, x.shape, weight.shape, None if bias is None else np.shape(bias), stride, padding,
+        dilation, groups, input.shape)
+    out = _correlate(_height_1(x, nd), _height_1(weight, nd), *_as_2d(stride, pads, dilation),
+                     groups, ((1,) + out_size) if nd == 1 else out_size)
+    out = out.reshape(x.shape[:1] + weight.shape[:1] + out_size)
+    if bias is not None:
+        out += bias.reshape(bias.shape + (1,) * nd)
+    return out[0] if unbatched else out
+
+
+def _conv_vjp(nd, opname, ctx, grad, input, weight, bias, stride, padding, dilation, groups):
+    needs = ctx.needs_input_grad
+    unbatched = input.ndim == nd + 1
+    if unbatched:
+        input, grad = input.unsqueeze(0), grad.unsqueeze(0)
+    stride, pads, dilation, _ = _conv_geometry(opname, input.shape, weight.shape, None, stride,
+                                               padding, dilation, groups)
+    grad_input = grad_weight = grad_bias = None
+    if needs[0]:
+        grad_input = conv_input_grad(grad, weight, input.shape, stride, pads, dilation, groups)
+        if unbatched:
+            grad_input = grad_input.squeeze(0)
+    if needs[1]:
+        grad_weight = conv_weight_grad(input, grad, weight.shape, stride, pads, dilation, groups)
+    if needs[2]:
+        grad_bias = grad.sum(dim=(0,) + tuple(range(2, nd + 2)))
+    return grad_input, grad_weight, grad_bias
+
+
+@op(inputs=3, save=("input", "weight"), promote=True, float_only=True)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as in PyTorch) over ``(N, C, L)`` or ``(C, L)`` input.
+
+    ``weight`` is ``(out_channels, in_channels / groups, kL)``, ``bias``
+    ``(out_channels,)`` or None. ``stride``, ``padding`` and ``dilation`` are
+    ints or 1-tuples; ``padding`` may also be ``'valid'``, ``'same'`` (stride 1
+    only; an uneven total puts the extra element after the input, as PyTorch
+    does) or a pair ``((before, after),)``. Inputs of different floating dtypes
+    are promoted (PyTorch raises), integer ones become the default float dtype.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+    >>> F.conv1d(x, oxmera.tensor([[[1.0, -1.0]]]))
+    tensor([[[-1., -1., -1.]]], dtype=float32)
+    >>> F.conv1d(x, oxmera.ones(2, 1, 3), oxmera.tensor([0.0, 10.0]), padding=1).shape
+    (1, 2, 4)
+    """
+    return _conv_forward(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+@conv1d.vjp
+def _(ctx, grad, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv_vjp(1, "conv1d", ctx, grad, input, weight, bias, stride, padding, dilation,
+                     groups)
+
+
+@op(inputs=3, save=("input", "weight"), promote=True, float_only=True)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as in PyTorch) over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    ``weight`` is ``(out_channels, in_channels / groups, kH, kW)``, ``bias``
+    ``(out_channels,)`` or None. ``stride``, ``padding`` and ``dilation`` are
+    ints or pairs; ``padding`` may also be ``'valid'``, ``'same'`` (stride 1
+    only; an uneven total puts the extra row/column after the input, as
+    PyTorch does) or explicit ``((top, bottom), (left, right))``. Computed as
+    an im2col matrix (one strided copy of the padded input) times the weight,
+    one batched matmul over samples and groups. Inputs of different floating
+    dtypes are promoted (PyTorch raises); float32 stays float32.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.arange(16.0).reshape(1, 1, 4, 4)
+    >>> w = oxmera.ones(1, 1, 2, 2)
+    >>> F.conv2d(x, w, stride=2)
+    tensor([[[[10., 18.],
+              [42., 50.]]]], dtype=float32)
+    >>> F.conv2d(oxmera.ones(3, 8, 8), oxmera.ones(6, 1, 3, 3), padding="same", groups=3).shape
+    (6, 8, 8)
+    """
+    return _conv_forward(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+@conv2d.vjp
+def _(ctx, grad, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv_vjp(2, "conv2d", ctx, grad, input, weight, bias, stride, padding, dilation,
+                     groups)
+
+
+_CONVOLUTIONS = {1: conv1d, 2: conv2d}
+
+
+def _grad_op_geometry(opname, input_shape, weight_shape, stride, padding, dilation, groups):
+    nd = len(weight_shape) - 2
+    if nd not in (1, 2) or len(input_shape) != nd + 2:
+        raise OpError(f"{opname}(): expected a batched input shape and a weight of 1 or 2 "
+                      f"spatial dims with as many, got input shape {tuple(input_shape)} and "
+                      f"weight shape {tuple(weight_shape)}")
+    return nd, _conv_geometry(opname, input_shape, weight_shape, None, stride, padding, dilation,
+                              groups)
+
+
+def _check_grad_shape(opname, grad, expected, input_shape, weight_shape):
+    if tuple(grad.shape) != expected:
+        raise OpError(f"{opname}(): expected grad of shape {expected} for input shape "
+                      f"{tuple(input_shape)} and weight shape {tuple(weight_shape)}, got grad "
+                      f"of shape {tuple(grad.shape)}")
+
+
+@op(inputs=2, promote=True, float_only=True)
+def conv_input_grad(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1):
+    """The gradient of ``conv1d``/``conv2d`` with respect to the input: a transposed convolution.
+
+    ``grad`` is the gradient of the convolution's output ``(N, O, *out)``,
+    ``input_shape`` the batched input's shape; the other arguments are the
+    convolution's (1-D or 2-D, from the weight's dimensions). Its VJP is the
+    convolution (with respect to ``grad``) and :func:`conv_weight_grad`.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.conv import conv_input_grad
+    >>> conv_input_grad(oxmera.ones(1, 1, 2), oxmera.ones(1, 1, 2), (1, 1, 3))
+    tensor([[[1., 2., 1.]]], dtype=float32)
+    """
+    input_shape = tuple(input_shape)
+    nd, (stride, pads, dilation, out_size) = _grad_op_geometry(
+        "conv_input_grad", input_shape, np.shape(weight), stride, padding, dilation, groups)
+    _check_grad_shape("conv_input_grad", grad, input_shape[:1] + weight.shape[:1] + out_size,
+                      input_shape, weight.shape)
+    out = _correlate_input_grad(_height_1(grad, nd), _height_1(weight, nd),
+                                _height_1_shape(input_shape, nd),
+                                *_as_2d(stride, pads, dilation), groups)
+    return out.reshape(input_shape)
+
+
+@conv_input_grad.vjp
+def _(ctx, grad_of_input, grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1):
+    # conv_input_grad(g, w) is the adjoint of x -> conv(x, w): <conv(x, w), g>
+    # = <x, conv_input_grad(g, w)>; so for a cotangent X of the result,
+    # d/dg = conv(X, w) and d/dw = conv_weight_grad(X, g).
+    needs = ctx.needs_input_grad
+    convolution = _CONVOLUTIONS[weight.ndim - 2]
+    return (convolution(grad_of_input, weight, None, stride, padding, dilation, groups)
+            if needs[0] else None,
+            conv_weight_grad(grad_of_input, grad, weight.shape, stride, padding, dilation, groups)
+            if needs[1] else None)
+
+
+@op(inputs=2, promote=True, float_only=True)
+def conv_weight_grad(input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1):
+    """The gradient of ``conv1d``/``conv2d`` with respect to the weight.
+
+    ``input`` is the batched input ``(N, C, *spatial)``, ``grad`` the gradient
+    of the convolution's output; the other arguments are the convolution's.
+    Its VJP is the convolution (with respect to ``grad``) and
+    :func:`conv_input_grad` (with respect to ``input``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.conv import conv_weight_grad
+    >>> conv_weight_grad(oxmera.tensor([[[1.0, 2.0, 3.0]]]), oxmera.ones(1, 1, 2), (1, 1, 2))
+    tensor([[[3., 5.]]], dtype=float32)
+    """
+    weight_shape = tuple(weight_shape)
+    nd = len(weight_shape) - 2
+    if np.ndim(input) != nd + 2:
+        raise OpError(f"conv_weight_grad(): expected a batched {nd + 2}-D input for weight shape "
+                      f"{weight_shape}, got input of shape {np.shape(input)}")
+    nd, (stride, pads, dilation, out_size) = _grad_op_geometry(
+        "conv_weight_grad", input.shape, weight_shape, stride, padding, dilation, groups)
+    _check_grad_shape("conv_weight_grad", grad, input.shape[:1] + weight_shape[:1] + out_size,
+                      input.shape, weight_shape)
+    out = _correlate_weight_grad(_height_1(input, nd), _height_1(grad, nd),
+                                 _height_1_shape(weight_shape, nd),
+                                 *_as_2d(stride, pads, dilation), groups)
+    return out.reshape(weight_shape)
+
+
+@conv_weight_grad.vjp
+def _(ctx, grad_of_weight, input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1):
+    # <conv(x, w), g> = <w, conv_weight_grad(x, g)>; for a cotangent W of the
+    # result, d/dx = conv_input_grad(g, W) and d/dg = conv(x, W).
+    needs = ctx.needs_input_grad
+    convolution = _CONVOLUTIONS[len(weight_shape) - 2]
+    return (conv_input_grad(grad, grad_of_weight, input.shape, stride, padding, dilation, groups)
+            if needs[0] else None,
+            convolution(input, grad_of_weight, None, stride, padding, dilation, groups)
+            if needs[1] else None)
+
+
+def _height_1_shape(shape, nd):
+    return shape[:2] + (1,) + shape[2:] if nd == 1 else shape
+
+
+# -- pooling ---------------------------------------------------------------------------
+
+def _pool_geometry(opname, input_shape, kernel_size, stride, padding, dilation, ceil_mode):
+    """Check a pooling's arguments.
+
+    Returns ``(kernel, stride, dilation, output size, pads)``, where ``pads``
+    are the ``(before, after)`` pairs that make every window (also a
+    ``ceil_mode`` window reaching past the padding) lie inside the padded input.
+    """
+    input_shape = tuple(input_shape)
+    if len(input_shape) not in (3, 4):
+        raise OpError(f"{opname}(): expected a 3-D (unbatched) or 4-D (batched) input, got "
+                      f"input of shape {input_shape}")
+    kernel = _ntuple(kernel_size, 2, "kernel_size", opname, 1)
+    if stride is None or (isinstance(stride, (tuple, list)) and not stride):
+        stride = kernel
+    stride = _ntuple(stride, 2, "stride", opname, 1)
+    padding = _ntuple(padding, 2, "padding", opname, 0)
+    dilation = _ntuple(dilation, 2, "dilation", opname, 1)
+    if any(p > k // 2 for p, k in zip(padding, kernel)):
+        raise OpError(f"{opname}(): padding should be at most half of the kernel size, but got "
+                      f"padding={padding} and kernel_size={kernel} (input shape {input_shape})")
+    out_size, pads = [], []
+    for n, k, s, p, d in zip(input_shape[-2:], kernel, stride, padding, dilation):
+        span = n + 2 * p - d * (k - 1) - 1
+        size = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (size - 1) * s >= n + p:
+            size -= 1       # PyTorch: the last window must start inside the input or padding
+        out_size.append(size)
+        pads.append((p, p + max(0, (size - 1) * s + d * (k - 1) + 1 - (n + 2 * p))))
+    if any(size < 1 for size in out_size):
+        raise OpError(f"{opname}(): given input of shape {input_shape}, the calculated output size "
+                      f"{tuple(out_size)} is too small (kernel_size={kernel}, stride={stride}, "
+                      f"padding={padding}, dilation={dilation})")
+    return kernel, stride, dilation, tuple(out_size), tuple(pads)
+
+
+def _max_pool2d_forward(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    kernel, stride, dilation, out_size, pads = _pool_geometry(
+        "max_pool2d", input.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    height, width = input.shape[-2:]
+    windows = _windows(_pad(input, pads, -np.inf), kernel, stride, dilation, out_size)
+    positions = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
+    values = windows[..., 0, 0, :, :].copy()
+    for i, j in positions[1:]:
+        np.maximum(values, windows[..., i, j, :, :], out=values)
+    # Which window position holds the maximum: the first one (as PyTorch),
+    # found by going through them last to first. Padding never wins: where a
+    # window's maximum is -inf, the first position inside the input does.
+    padded = any(lo or hi for lo, hi in pads)
+    rows = np.arange(out_size[0])[:, None] * stride[0] - pads[0][0]
+    cols = np.arange(out_size[1]) * stride[1] - pads[1][0]
+    found = np.zeros(values.shape, np.intp)
+    for k in range(len(positions) - 1, -1, -1):
+        i, j = positions[k]
+        hit = windows[..., i, j, :, :] == values
+        if padded:
+            r, c = rows + i * dilation[0], cols + j * dilation[1]
+            hit &= (r >= 0) & (r < height) & (c >= 0) & (c < width)
+        np.copyto(found, k, where=hit)
+    nan = np.isnan(values)
+    if nan.any():
+        # PyTorch's kernel takes every NaN it meets, so the last one wins.
+        for k, (i, j) in enumerate(positions):
+            np.copyto(found, k, where=nan & np.isnan(windows[..., i, j, :, :]))
+    # Flat index into each (H, W) plane of the input, as PyTorch returns.
+    offsets = np.array([(i * dilation[0]) * width + j * dilation[1] for i, j in positions],
+                       np.int64)
+    indices = offsets[found] + (rows * width + cols)
+    return values, indices
+
+
+_max_pool2d_forward.__doc__ = """The op behind :func:`max_pool2d`: always ``(values, indices)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.conv import _max_pool2d_op
+    >>> _max_pool2d_op(oxmera.tensor([[[1.0, 3.0], [2.0, 0.0]]]), 2).indices
+    tensor([[[1]]], dtype=int64)
+    """
+
+_max_pool2d_op = op("max_pool2d", save=(), save_output=True, float_only=True,
+                    outputs=("values", "indices"))(_max_pool2d_forward)
+
+
+@_max_pool2d_op.vjp
+def _(ctx, grads, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    return max_pool2d_backward(grads[0], ctx.output[1], ctx.input_shape(0))
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    ``stride`` defaults to ``kernel_size``; padding (at most half the kernel)
+    never wins a window. With ``return_indices`` also returns each maximum's
+    flat index into its ``(H, W)`` plane, as PyTorch does. The gradient goes
+    to one element per window: the first maximum in window order (PyTorch's
+    tie rule; not split between ties as ``max``/``amax`` do); for a window
+    holding NaN, the NaN (the last one, as PyTorch).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.tensor([[[[1.0, 2.0, 5.0, 6.0], [3.0, 4.0, 7.0, 8.0]]]])
+    >>> F.max_pool2d(x, 2)
+    tensor([[[[4., 8.]]]], dtype=float32)
+    >>> F.max_pool2d(x, 2, return_indices=True)[1]
+    tensor([[[[5, 7]]]], dtype=int64)
+    """
+    result = _max_pool2d_op(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (result.values, result.indices) if return_indices else result.values
+
+
+def _plane_shapes(opname, grad_shape, indices_shape, input_shape):
+    input_shape = tuple(input_shape)
+    if (len(input_shape) not in (3, 4) or tuple(grad_shape) != tuple(indices_shape)
+            or tuple(grad_shape[:-2]) != input_shape[:-2] or len(grad_shape) != len(input_shape)):
+        raise OpError(f"{opname}(): expected values and indices of one shape (..., Ho, Wo) "
+                      f"matching input shape {input_shape} up to the last two dims, got "
+                      f"{tuple(grad_shape)} and {tuple(indices_shape)}")
+    planes = math.prod(input_shape[:-2])
+    return planes, input_shape[-2] * input_shape[-1]
+
+
+@op(inputs=2, save=("indices",))
+def max_pool2d_backward(grad, indices, input_shape):
+    """The gradient of ``max_pool2d``: ``grad`` summed into zeros of ``input_shape`` at ``indices``.
+
+    ``indices`` are flat indices into the ``(H, W)`` planes, as ``max_pool2d``
+    returns them; where windows overlap, an element gathers the gradients of
+    every window it is the maximum of. Its VJP is :func:`max_pool2d_gather`.
+
+    Examples
+    --------
+    >>> import numpy as np, oxmera
+    >>> from oxmera.ops.conv import max_pool2d_backward
+    >>> max_pool2d_backward(oxmera.ones(1, 1, 2), np.array([[[1, 1]]]), (1, 1, 3))
+    tensor([[[0., 2., 0.]]], dtype=float32)
+    """
+    planes, plane_size = _plane_shapes("max_pool2d_backward", grad.shape, indices.shape,
+                                       input_shape)
+    if grad.dtype.kind != "f":
+        raise TypeError(f"max_pool2d_backward(): grad must be floating, got {grad.dtype}")
+    outputs = math.prod(grad.shape[-2:])
+    flat = indices.reshape(planes, outputs) + np.arange(planes)[:, None] * plane_size
+    # bincount sums repeated indices in one pass (np.add.at is far slower).
+    total = np.bincount(flat.ravel(), weights=grad.reshape(planes, outputs).ravel(),
+                        minlength=planes * plane_size)
+    return total.astype(grad.dtype, copy=False).reshape(input_shape)
+
+
+@max_pool2d_backward.vjp
+def _(ctx, grad_of_input, grad, indices, input_shape):
+    return max_pool2d_gather(grad_of_input, indices), None
+
+
+@op(inputs=2, save=("indices",))
+def max_pool2d_gather(input, indices):
+    """Pick ``input``'s elements at ``max_pool2d``'s ``indices`` (flat, per ``(H, W)`` plane).
+
+    The adjoint of :func:`max_pool2d_backward` (and its VJP); its own VJP is
+    ``max_pool2d_backward``.
+
+    Examples
+    --------
+    >>> import numpy as np, oxmera
+    >>> from oxmera.ops.conv import max_pool2d_gather
+    >>> max_pool2d_gather(oxmera.tensor([[[5.0, 6.0, 7.0]]]), np.array([[[2, 0]]]))
+    tensor([[[7., 5.]]], dtype=float32)
+    """
+    if input.ndim not in (3, 4) or indices.shape[:-2] != input.shape[:-2]:
+        raise OpError(f"max_pool2d_gather(): expected indices of shape (..., Ho, Wo) matching "
+                      f"input shape {input.shape} up to the last two dims, got "
+                      f"{indices.shape}")
+    planes, plane_size = math.prod(input.shape[:-2]), input.shape[-2] * input.shape[-1]
+    picked = np.take_along_axis(input.reshape(planes, plane_size),
+                                indices.reshape(planes, math.prod(indices.shape[-2:])), axis=1)
+    return picked.reshape(indices.shape)
+
+
+@max_pool2d_gather.vjp
+def _(ctx, grad, input, indices):
+    return max_pool2d_backward(grad, indices, ctx.input_shape(0)), None
+
+
+def _avg_divisor(input_shape, kernel, stride, padding, out_size, count_include_pad,
+                 divisor_override, dtype):
+    """What each window's sum is divided by (PyTorch's rule), broadcastable to (Ho, Wo)."""
+    if divisor_override is not None:
+        return np.asarray(divisor_override, dtype)
+    factors = []
+    for n, k, s, p, size in zip(input_shape[-2:], kernel, stride, padding, out_size):
+        start = np.arange(size) * s - p
+        end = np.minimum(start + k, n + p)      # a window may reach into the padding only
+        inside = np.minimum(end, n) - np.maximum(start, 0)
+        factors.append(end - start if count_include_pad else inside)
+    divisor = np.multiply.outer(*factors)
+    # A window entirely in the padding (possible with ceil_mode) sums to 0
+    # and gives 0, as in PyTorch, instead of 0 / 0.
+    return np.where(divisor > 0, divisor, 1).astype(dtype)
+
+
+def _avg_pool_geometry(opname, input_shape, kernel_size, stride, padding, ceil_mode,
+                       divisor_override):
+    kernel, stride, dilation, out_size, pads = _pool_geometry(
+        opname, input_shape, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None:
+        if not _is_int(divisor_override):
+            raise TypeError(f"{opname}(): divisor_override must be an int or None, got "
+                            f"{divisor_override!r}")
+        if divisor_override == 0:
+            raise OpError(f"{opname}(): divisor_override must not be zero")
+    padding = tuple(lo for lo, _ in pads)
+    return kernel, stride, dilation, out_size, pads, padding
+
+
+@op(save=(), float_only=True)
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling over ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    ``stride`` defaults to ``kernel_size``. Each window's sum is divided by
+    ``divisor_override`` if given, else by the window's size counting the
+    zero padding (``count_include_pad``) or only the input elements in it;
+    with ``ceil_mode`` a last window reaching past the padding counts only
+    what it covers, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.tensor([[[[1.0, 2.0, 5.0, 6.0], [3.0, 4.0, 7.0, 8.0]]]])
+    >>> F.avg_pool2d(x, 2)
+    tensor([[[[2.5, 6.5]]]], dtype=float32)
+    >>> F.avg_pool2d(x, 2, padding=1, count_include_pad=False)[0, 0, 0]
+    tensor([1. , 3.5, 6. ], dtype=float32)
+    """
+    kernel, stride, dilation, out_size, pads, padding = _avg_pool_geometry(
+        "avg_pool2d", input.shape, kernel_size, stride, padding, ceil_mode, divisor_override)
+    windows = _windows(_pad(input, pads, 0), kernel, stride, dilation, out_size)
+    # A sum of KH*KW strided slices: 10-20x faster than windows.sum(axis=(-4, -3)).
+    total = windows[..., 0, 0, :, :].copy()
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            if i or j:
+                total += windows[..., i, j, :, :]
+    total /= _avg_divisor(input.shape, kernel, stride, padding, out_size, count_include_pad,
+                          divisor_override, total.dtype)
+    return total
+
+
+@avg_pool2d.vjp
+def _(ctx, grad, input, kernel_size, stride=None, padding=0, ceil_mode=False,
+      count_include_pad=True, divisor_override=None):
+    return avg_pool2d_backward(grad, ctx.input_shape(0), kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
+
+
+@op(save=(), float_only=True)
+def avg_pool2d_backward(grad, input_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
+                        count_include_pad=True, divisor_override=None):
+    """The gradient of ``avg_pool2d``: each output's gradient / divisor, spread over its window.
+
+    Linear in ``grad``; the adjoint of ``avg_pool2d`` with the same
+    arguments, which is also its VJP.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.conv import avg_pool2d_backward
+    >>> avg_pool2d_backward(oxmera.ones(1, 1, 1), (1, 2, 2), 2)
+    tensor([[[0.25, 0.25],
+             [0.25, 0.25]]], dtype=float32)
+    """
+    input_shape = tuple(input_shape)
+    kernel, stride, dilation, out_size, pads, padding = _avg_pool_geometry(
+        "avg_pool2d_backward", input_shape, kernel_size, stride, padding, ceil_mode,
+        divisor_override)
+    expected = input_shape[:-2] + out_size
+    if tuple(grad.shape) != expected:
+        raise OpError(f"avg_pool2d_backward(): expected grad of shape {expected} for input shape "
+                      f"{input_shape}, got grad of shape {tuple(grad.shape)}")
+    scaled = grad / _avg_divisor(input_shape, kernel, stride, padding, out_size,
+                                 count_include_pad, divisor_override, grad.dtype)
+    (top, bottom), (left, right) = pads
+    height, width = input_shape[-2:]
+    out = np.zeros(input_shape[:-2] + (height + top + bottom, width + left + right), grad.dtype)
+    _add_windows(out, lambda i, j: scaled, kernel, stride, dilation, out_size)
+    if top or bottom or left or right:
+        out = np.ascontiguousarray(out[..., top:top + height, left:left + width])
+    return out
+
+
+@avg_pool2d_backward.vjp
+def _(ctx, grad, grad_output, input_shape, kernel_size, stride=None, padding=0, ceil_mode=False,
+      count_include_pad=True, divisor_override=None):
+    return avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override)
