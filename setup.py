@@ -4,6 +4,8 @@ One directive set for every Cython module. Environment switches:
 
 - ``OXMERA_DEBUG=1`` turns on bounds, wraparound and initialization checks
   (and keeps assertions), for the debug test run.
+- ``OXMERA_NO_ANOMALY=1`` compiles anomaly mode out (to measure that it
+  costs nothing when off: ``bench/``).
 - ``OXMERA_ANNOTATE=1`` writes the ``cython -a`` HTML report next to each
   ``.pyx`` file, to find Python object traffic on the hot paths.
 """
@@ -15,6 +17,7 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("OXMERA_DEBUG", "") == "1"
 ANNOTATE = os.environ.get("OXMERA_ANNOTATE", "") == "1"
+NO_ANOMALY = os.environ.get("OXMERA_NO_ANOMALY", "") == "1"
 
 directives = {
     "language_level": 3,
@@ -31,7 +34,8 @@ extensions = [
         "oxmera._core.autograd",
         ["oxmera/_core/autograd.pyx"],
         include_dirs=[numpy.get_include()],
-        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+        + ([("OXMERA_NO_ANOMALY", "1")] if NO_ANOMALY else []),
         extra_compile_args=["-O0", "-g"] if DEBUG else [],
     )
 ]
@@ -42,6 +46,6 @@ setup(
         compiler_directives=directives,
         annotate=ANNOTATE,
         # Debug and release builds must not share cached C files.
-        force=DEBUG,
+        force=DEBUG or NO_ANOMALY,
     )
 )

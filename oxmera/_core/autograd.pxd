@@ -22,6 +22,8 @@ cdef class Tensor:
     cdef readonly object _data     # the numpy.ndarray holding the values
     cdef AutogradMeta _meta        # None unless the tensor requires grad
     cdef VersionCounter _version_counter  # None until first needed (0 writes)
+    cdef object _view_of           # a view: (base Tensor, ((OpDef, args, kwargs), ...)), else None
+    cdef object _origin            # why it is cut from the graph: (reason, op name) or None
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
@@ -66,6 +68,7 @@ cdef class GradFn:
     cdef list pre_hooks            # [key, output_nr, fn] run on output gradients, or None
     cdef list retained             # [output_nr, weakref to Tensor] for retain_grad(), or None
     cdef object creation_trace     # forward traceback kept in anomaly mode, or None
+    cdef list fn_hooks             # [pre-hooks, post-hooks] of the node itself, or None
     cdef object __weakref__        # weakref support
 
     cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr)

@@ -24,6 +24,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import itertools
 import threading
+import traceback
 import warnings
 import weakref
 
@@ -38,6 +39,18 @@ cdef extern from "pythread.h":
     PyThread_type_lock PyThread_allocate_lock()
     int PyThread_acquire_lock(PyThread_type_lock, int) nogil
     void PyThread_release_lock(PyThread_type_lock) nogil
+
+cdef extern from *:
+    """
+    #ifdef OXMERA_NO_ANOMALY
+    #define OXMERA_ANOMALY_COMPILED 0
+    #else
+    #define OXMERA_ANOMALY_COMPILED 1
+    #endif
+    """
+    # 0 when built with OXMERA_NO_ANOMALY=1: the C compiler then drops every
+    # anomaly-mode test, which is how bench/ shows the tests cost nothing.
+    const bint OXMERA_ANOMALY_COMPILED
 
 cdef object ndarray = np.ndarray
 cdef object _np_asarray = np.asarray
@@ -96,6 +109,51 @@ def _set_grad_enabled(bint mode):
 # ---------------------------------------------------------------------------
 # dtypes and conversion of Python data
 # ---------------------------------------------------------------------------
+
+# Anomaly mode is process-wide, as in PyTorch (a debugging switch, not a
+# per-thread mode). A C global: reading it costs one load.
+cdef bint _anomaly_enabled = False
+cdef bint _anomaly_check_nan = True
+
+
+def set_detect_anomaly(bint mode, bint check_nan=True):
+    """Turn anomaly detection on or off (see :class:`oxmera.autograd.detect_anomaly`).
+
+    Returns the previous ``(mode, check_nan)`` pair.
+
+    Examples
+    --------
+    >>> from oxmera._core.autograd import set_detect_anomaly, is_anomaly_enabled
+    >>> previous = set_detect_anomaly(True)
+    >>> is_anomaly_enabled()
+    True
+    >>> _ = set_detect_anomaly(*previous)
+    """
+    global _anomaly_enabled, _anomaly_check_nan
+    if mode and not OXMERA_ANOMALY_COMPILED:
+        raise RuntimeError("anomaly mode was compiled out of this build (OXMERA_NO_ANOMALY=1)")
+    previous = (_anomaly_enabled, _anomaly_check_nan)
+    _anomaly_enabled = mode
+    _anomaly_check_nan = check_nan
+    return previous
+
+
+def is_anomaly_enabled():
+    """Whether anomaly detection is on.
+
+    Examples
+    --------
+    >>> from oxmera._core.autograd import is_anomaly_enabled
+    >>> is_anomaly_enabled()
+    False
+    """
+    return _anomaly_enabled
+
+
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly mode checks gradients for NaN/Inf."""
+    return _anomaly_check_nan
+
 
 cdef object _default_dtype = np.dtype(np.float32)
 cdef object _int64 = np.dtype(np.int64)
@@ -593,11 +651,16 @@ cdef class Tensor:
         cdef Tensor t = Tensor.__new__(Tensor)
         t._data = self._data
         t._version_counter = _counter_of(self)
+        if self._meta is not None and self._meta.requires_grad:
+            t._origin = ("detach", None)
         return t
 
     def detach_(self):
         """Cut this tensor from the graph in place; it becomes a leaf."""
+        if self._meta is not None and self._meta.requires_grad:
+            self._origin = ("detach", None)
         self._meta = None
+        self._view_of = None
         return self
 
     @property
@@ -626,6 +689,52 @@ cdef class Tensor:
     def _share_version_counter(self, Tensor base):
         """Make this tensor count writes together with ``base`` (it is a view of it)."""
         self._version_counter = _counter_of(base)
+
+    @property
+    def _view_of(self):
+        """For a view made by a view op: ``(base, ((op, args, kwargs), ...))``, else None.
+
+        ``base`` is the tensor owning the memory and the entries are the view
+        ops that lead from it to this tensor, in order; in-place ops on a view
+        replay them to rewrite the base's history (``oxmera.ops.inplace``).
+        """
+        return self._view_of
+
+    @property
+    def _origin(self):
+        """Why this tensor is cut from the graph, for ``oxmera.autograd.explain``.
+
+        ``None``, or ``(reason, op name)`` with reason ``"no_grad"`` (made by
+        the op from inputs that require grad while grad mode was off),
+        ``"non-differentiable"`` (made by a non-differentiable op from such
+        inputs) or ``"detach"`` (made by ``detach()``/``detach_()``).
+        """
+        return self._origin
+
+    def _set_history(self, Tensor source):
+        """Give this tensor ``source``'s place in the graph (in-place ops).
+
+        An in-place op computes its result as ``source`` (recorded as usual)
+        and writes it into this tensor's memory; this tensor then *is* that
+        result for autograd: it takes ``source``'s node and output number,
+        keeping its own hooks and ``retain_grad()``.
+        """
+        cdef AutogradMeta old = self._meta
+        cdef AutogradMeta new = source._meta
+        if new is None or new.grad_fn is None:
+            return
+        meta = _new_meta(new.grad_fn, new.output_nr)
+        if old is not None:
+            meta.hooks = old.hooks
+            meta.retains_grad = old.retains_grad
+            meta.grad = old.grad
+        self._meta = meta
+        self._origin = None
+        if meta.retains_grad:
+            node = meta.grad_fn
+            if node.retained is None:
+                node.retained = []
+            node.retained.append([meta.output_nr, weakref.ref(self)])
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the leaves' ``.grad``.
@@ -830,6 +939,71 @@ cdef class GradFn:
     def __repr__(self):
         return f"<{self.op.backward_name} object at {<size_t><void*>self:#x}>"
 
+    def register_prehook(self, hook):
+        """Register ``hook(grad_outputs)`` to run before this node's VJP.
+
+        ``grad_outputs`` is a tuple (one gradient per output of the op); the
+        hook may return a tuple replacing it. Returns a handle whose
+        ``remove()`` unregisters the hook.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> handle = y.grad_fn.register_prehook(lambda grads: (grads[0] * 2,))
+        >>> y.sum().backward()
+        >>> x.grad
+        tensor([6., 6.], dtype=float32)
+        """
+        return self._add_fn_hook(0, hook)
+
+    def register_hook(self, hook):
+        """Register ``hook(grad_inputs, grad_outputs)`` to run after this node's VJP.
+
+        Both are tuples (``None`` for an input needing no gradient); the hook
+        may return a tuple replacing ``grad_inputs``. Returns a handle whose
+        ``remove()`` unregisters the hook.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+        >>> y = x * 3
+        >>> seen = []
+        >>> handle = y.grad_fn.register_hook(lambda gi, go: seen.append(gi[0]))
+        >>> y.sum().backward()
+        >>> seen
+        [tensor([3., 3.], dtype=float32)]
+        """
+        return self._add_fn_hook(1, hook)
+
+    def _add_fn_hook(self, Py_ssize_t which, hook):
+        if not callable(hook):
+            raise TypeError(f"{self.op.backward_name}: a hook must be callable, got "
+                            f"{type(hook).__name__}")
+        if self.fn_hooks is None:
+            self.fn_hooks = [[], []]
+        key = next(_next_hook_key)
+        hooks = self.fn_hooks[which]
+        hooks.append([key, hook])
+        return RemovableHandle(hooks, key)
+
+    @property
+    def _released(self):
+        """Whether a backward without ``retain_graph`` has freed the saved values."""
+        return self.released
+
+    @property
+    def _creation_trace(self):
+        """The forward stack where the op ran, kept in anomaly mode, else None."""
+        return self.creation_trace
+
+    def _rebuild(self, array, Py_ssize_t output_nr):
+        """A tensor for output ``output_nr`` with ``array`` as its values, attached
+        to this node when grad mode is on (what ``ctx.output`` is made of)."""
+        return self._rebuild_output(array, None, output_nr)
+
     cdef int release(self) except -1:
         self.args = None
         self.kwargs = None
@@ -1010,13 +1184,22 @@ def apply_op(OpDef op, tuple args, dict kwargs):
             raise
         raise _op_error(op, err, list(args[:n])) from None
 
-    recording = recording and op.differentiable and grad_enabled()
+    if recording and not (op.differentiable and grad_enabled()):
+        # Cut from the graph although an input requires grad: say why, for
+        # explain() (the rare path; the common one stays a flag test).
+        recording = False
+        origin = (("no_grad" if op.differentiable else "non-differentiable"), op.name)
+    else:
+        origin = None
     if type(out) is tuple:
         outputs = tuple([_output_tensor(o) for o in out])
         if recording:
             _record(op, args, n, args, kwargs, outputs, False)
         if op.view and n:
-            _share_counters(args[0], outputs)
+            _share_counters(args[0], outputs, op, args, kwargs)
+        if origin is not None:
+            for o in outputs:
+                (<Tensor>o)._origin = origin
         if op.output_type is not None:
             return op.output_type(*outputs)
         return outputs
@@ -1026,9 +1209,35 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     t._data = out
     if op.view and n and isinstance(args[0], Tensor) and _is_view_of(out, fargs[0]):
         t._version_counter = _counter_of(<Tensor>args[0])
+        t._view_of = _view_entry(<Tensor>args[0], op, args, kwargs)
     if recording:
         _record(op, args, n, args, kwargs, (t,), False)
+    elif origin is not None:
+        t._origin = origin
     return t
+
+
+def record_function(OpDef op, tuple inputs, tuple outputs, tuple extra):
+    """Record the node of a custom Function call (``oxmera.autograd.Function``).
+
+    ``inputs`` are the call's tensors, ``outputs`` the tensors its forward
+    returned (fresh, without history); the node keeps none of the inputs
+    (the Function saves what it needs on its ctx) and passes ``extra`` to
+    the op's VJP after one ``None`` per input.
+    """
+    for o in outputs:
+        if not isinstance(o, Tensor) or (<Tensor>o)._meta is not None:
+            raise TypeError(f"{op.name}: outputs must be new tensors without history")
+    _record(op, inputs, len(inputs), (None,) * len(inputs) + extra, None, outputs, False)
+
+
+cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
+    # The base owning the memory and the view ops from it to the new view.
+    step = (op, args[1:], kwargs)
+    if source._view_of is not None:
+        base, chain = source._view_of
+        return (base, chain + (step,))
+    return (source, (step,))
 
 
 cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:
@@ -1096,6 +1305,8 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
     t._data = out
     if recording and op.differentiable and grad_enabled():
         _record(op, values, count, args, kwargs, (t,), True)
+    elif recording:
+        t._origin = (("no_grad" if op.differentiable else "non-differentiable"), op.name)
     return t
 
 
@@ -1114,12 +1325,18 @@ cdef inline bint _is_view_of(object out, object source):
     return base is not None and (base is source or base is source.base)
 
 
-cdef int _share_counters(object first, tuple outputs) except -1:
+cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
+                         dict kwargs) except -1:
+    # Several outputs, each a view (split, unbind). As in PyTorch, such views
+    # may not be modified in place while autograd records (their base's
+    # history could not be rewritten once per output): their base is None,
+    # and the entry names the op for the error message.
     if isinstance(first, Tensor):
         source = (<Tensor>first)._data
         for o in outputs:
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
+                (<Tensor>o)._view_of = (None, ((op, args[1:], kwargs),))
     return 0
 
 
@@ -1189,6 +1406,9 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         node.args = tuple(kept) + args[n:]
     node.kwargs = kwargs if kwargs else None
     node.num_outputs = len(outputs)
+    if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
+        stack = traceback.format_stack()
+        node.creation_trace = "".join(stack[:len(stack) - 1])
     if node.num_outputs == 1:
         t = <Tensor>outputs[0]
         node.out_shape = t._data.shape
@@ -1326,6 +1546,50 @@ cdef object _call_vjp(GradFn node, object grads):
     if len(result) != n:
         raise RuntimeError(f"{op.backward_name} returned {len(result)} gradients for {n} inputs")
     return result
+
+
+cdef object _call_vjp_with_hooks(GradFn node, object grads):
+    # Node hooks see and return tuples, whatever the number of outputs.
+    multi = node.num_outputs > 1
+    outs = tuple(grads) if multi else (grads,)
+    for entry in list(node.fn_hooks[0]):
+        result = entry[1](outs)
+        if result is not None:
+            result = tuple(result)
+            if len(result) != len(outs):
+                raise RuntimeError(f"a pre-hook of {node.op.backward_name} returned "
+                                   f"{len(result)} gradients for {len(outs)} outputs")
+            outs = result
+    grads_in = tuple(_call_vjp(node, outs if multi else outs[0]))
+    for entry in list(node.fn_hooks[1]):
+        result = entry[1](grads_in, outs)
+        if result is not None:
+            result = tuple(result)
+            if len(result) != len(grads_in):
+                raise RuntimeError(f"a hook of {node.op.backward_name} returned "
+                                   f"{len(result)} gradients for {len(grads_in)} inputs")
+            grads_in = result
+    return grads_in
+
+
+cdef int _check_anomaly(GradFn node, object grads_in) except -1:
+    # Anomaly mode: the first VJP to produce a NaN/Inf stops the backward,
+    # naming the op and showing where the forward created it.
+    for i in range(len(grads_in)):
+        g = grads_in[i]
+        if g is None:
+            continue
+        arr = (<Tensor>g)._data if isinstance(g, Tensor) else _np_asarray(g)
+        if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
+            kind = "nan" if np.isnan(arr).any() else "inf"
+            trace = node.creation_trace
+            where = (f"\nThe forward call that created {node.op.backward_name} "
+                     f"(most recent call last):\n{trace}" if trace is not None else
+                     "\n(No forward traceback: the op ran before anomaly mode was enabled.)")
+            raise RuntimeError(f"Function '{node.op.backward_name}' returned {kind} values in "
+                               f"its {i}th output (the gradient for input {i} of "
+                               f"{node.op.name}).{where}")
+    return 0
 
 
 cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_graph):
@@ -1521,7 +1785,15 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                                            results, commits, accumulate)
             if task.state & 2:
                 fns = node.next_fns
-                grads_in = _call_vjp(node, grads) if grads is not None else None
+                if grads is None:
+                    grads_in = None
+                elif node.fn_hooks is None:
+                    grads_in = _call_vjp(node, grads)
+                else:
+                    grads_in = _call_vjp_with_hooks(node, grads)
+                if (OXMERA_ANOMALY_COMPILED and _anomaly_enabled and _anomaly_check_nan
+                        and grads_in is not None):
+                    _check_anomaly(node, grads_in)
                 for i in range(len(fns)):
                     nxt = fns[i]
                     if nxt is None:

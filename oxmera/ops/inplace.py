@@ -1,3 +1,504 @@
-"""In-place ops: add_, sub_, mul_, div_, pow_, clamp_, zero_, fill_, copy_, setitem."""
+"""In-place ops: ``add_ sub_ mul_ div_ pow_ clamp_ zero_ fill_ copy_``, ``+=`` and
+friends, and ``t[index] = value``.
 
-__all__ = []
+How an in-place op stays differentiable: while autograd records, the op
+computes its result out of place (an ordinary recorded op), writes it into
+the tensor's memory and gives the tensor that result's place in the graph
+(``Tensor._set_history``). When the tensor is a view, the write changes its
+base too, so the base gets a new node as well (``copy_slices``, PyTorch's
+CopySlices): the gradient of the new base flows to the old base outside the
+view's region and through the view ops into the written values. Each write
+bumps the version counter shared by a tensor and its views, so a backward
+that needs the old values raises instead of using the new ones.
+
+When nothing records (grad mode off, or no tensor involved requires grad)
+the arithmetic ops write with NumPy's ``out=`` directly: no copy.
+
+What this module leaves to others: the version check (the core, at
+backward time), the ops computing the results (``elementwise``, ``index``).
+"""
+import numpy as np
+
+from oxmera._core import autograd as _core
+from oxmera.extend import op
+from oxmera.ops import _registry, elementwise
+from oxmera.ops.index import getitem, normalize_index
+
+__all__ = ["setitem"]
+
+Tensor = _core.Tensor
+_apply = _core.apply_op
+
+
+def _requires_grad(value):
+    return isinstance(value, Tensor) and value.requires_grad
+
+
+def _arrays(value):
+    return value._data if isinstance(value, Tensor) else value
+
+
+def _check_writable(name, self, recording):
+    """Errors that must come before anything is computed or written."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{name}(): expected a Tensor to modify, got {type(self).__name__}")
+    if not recording:
+        return
+    if self.requires_grad and self.is_leaf:
+        raise RuntimeError(
+            f"{name}(): a leaf tensor that requires grad (shape {self.shape}) is being used in "
+            f"an in-place operation; do it under `with oxmera.no_grad():`, or use the "
+            f"out-of-place op")
+    view = self._view_of
+    if view is not None:
+        base, chain = view
+        if base is None:
+            raise RuntimeError(
+                f"{name}(): this tensor is one of several views returned by "
+                f"{chain[0][0].name}() and cannot be modified in place while autograd records "
+                f"(its base's history could not be rewritten); clone() it first")
+        if base.requires_grad and base.is_leaf:
+            raise RuntimeError(
+                f"{name}(): a view of a leaf tensor that requires grad (shape {base.shape}) is "
+                f"being used in an in-place operation; do it under `with oxmera.no_grad():`")
+
+
+def _recording(self, *others):
+    return _core.is_grad_enabled() and (self.requires_grad or any(map(_requires_grad, others)))
+
+
+def _fit(name, self, out):
+    """``out`` in ``self``'s shape and dtype, or the error PyTorch gives."""
+    if out.shape != self.shape:
+        raise RuntimeError(f"{name}(): output with shape {self.shape} doesn't match the "
+                           f"broadcast shape {out.shape}")
+    if out.dtype != self.dtype:
+        if not np.can_cast(out.dtype, self.dtype, "same_kind"):
+            raise RuntimeError(f"{name}(): result type {out.dtype} can't be cast to the "
+                               f"desired output type {self.dtype}")
+        out = out.to(self.dtype)
+    return out
+
+
+def _write(name, self, values):
+    try:
+        np.copyto(self._data, values, casting="unsafe")
+    except ValueError as err:
+        raise RuntimeError(f"{name}(): cannot write into this tensor of shape {self.shape}: "
+                           f"{err} (a broadcast/expanded view is read-only; clone() it)") from None
+    self._bump_version()
+
+
+def _commit(name, self, out):
+    """Write the recorded result ``out`` into ``self`` and give ``self`` its history."""
+    out = _fit(name, self, out)
+    _write(name, self, out._data)
+    if out.grad_fn is None:
+        return self
+    view = self._view_of
+    if view is None:
+        self._set_history(out)
+        return self
+    base, chain = view
+    base._set_history(copy_slices(base, out, chain))
+    # The view is now a view of the new base.
+    replayed = base
+    for step_op, args, kwargs in chain:
+        replayed = _apply(step_op, (replayed,) + args, kwargs)
+    self._set_history(replayed)
+    return self
+
+
+def _inplace(name, self, compute, others=(), reads_self=True):
+    """Run ``compute(source)`` and make its result this tensor's new value.
+
+    ``reads_self``: the computation's VJP reads ``self``'s values, so while
+    recording it gets a copy (the write would otherwise invalidate them).
+    """
+    recording = _recording(self, *others) if isinstance(self, Tensor) else False
+    _check_writable(name, self, recording)
+    if not recording:
+        with _core_no_grad():
+            out = compute(self)
+        out = _fit(name, self, out)
+        _write(name, self, out._data)
+        return self
+    source = self.clone() if reads_self else self
+    return _commit(name, self, compute(source))
+
+
+class _core_no_grad:
+    """Grad mode off for one computation (no import of oxmera.autograd here)."""
+
+    __slots__ = ("previous",)
+
+    def __enter__(self):
+        self.previous = _core.is_grad_enabled()
+        _core._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _core._set_grad_enabled(self.previous)
+
+
+# -- arithmetic: NumPy writes in place when nothing records ---------------------------
+
+def _ufunc_inplace(name, ufunc, self, other, fallback):
+    if isinstance(self, Tensor) and not _recording(self, other):
+        _check_writable(name, self, False)
+        try:
+            ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
+        except TypeError as err:   # numpy.UFuncTypeError: a float result into an int tensor
+            raise RuntimeError(f"{name}(): result type can't be cast to the desired output type "
+                               f"{self.dtype}: {err}") from None
+        except ValueError as err:
+            other_shape = np.shape(_arrays(other))
+            try:
+                shape = np.broadcast_shapes(self.shape, other_shape)
+            except ValueError:
+                raise RuntimeError(f"{name}(): the operand of shape {other_shape} does not "
+                                   f"broadcast with the tensor's shape {self.shape}") from None
+            if shape != self.shape:
+                raise RuntimeError(f"{name}(): output with shape {self.shape} doesn't match the "
+                                   f"broadcast shape {shape}") from None
+            raise RuntimeError(f"{name}(): cannot update this tensor of shape {self.shape}: "
+                               f"{err} (a broadcast/expanded view is read-only; clone() "
+                               f"it)") from None
+        self._bump_version()
+        return self
+    return _inplace(name, self, fallback, (other,), reads_self=name in ("mul_", "div_"))
+
+
+def add_(self, other, *, alpha=1):
+    """In-place :func:`oxmera.add`: ``self += alpha * other``; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0])
+    >>> x.add_(1)
+    tensor([2., 3.], dtype=float32)
+    """
+    if alpha != 1:
+        return _inplace("add_", self, lambda s: elementwise.add(s, other, alpha=alpha), (other,),
+                        reads_self=False)
+    return _ufunc_inplace("add_", np.add, self, other, lambda s: elementwise.add(s, other))
+
+
+def sub_(self, other, *, alpha=1):
+    """In-place :func:`oxmera.sub`: ``self -= alpha * other``; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0])
+    >>> x.sub_(oxmera.tensor([1.0, 1.0]), alpha=2)
+    tensor([-1.,  0.], dtype=float32)
+    """
+    if alpha != 1:
+        return _inplace("sub_", self, lambda s: elementwise.sub(s, other, alpha=alpha), (other,),
+                        reads_self=False)
+    return _ufunc_inplace("sub_", np.subtract, self, other, lambda s: elementwise.sub(s, other))
+
+
+def mul_(self, other):
+    """In-place :func:`oxmera.mul`; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0])
+    >>> x.mul_(3)
+    tensor([3., 6.], dtype=float32)
+    """
+    return _ufunc_inplace("mul_", np.multiply, self, other, lambda s: elementwise.mul(s, other))
+
+
+def div_(self, other):
+    """In-place :func:`oxmera.div`; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0])
+    >>> x.div_(2)
+    tensor([0.5, 1. ], dtype=float32)
+    """
+    return _ufunc_inplace("div_", np.true_divide, self, other,
+                          lambda s: elementwise.div(s, other))
+
+
+def pow_(self, exponent):
+    """In-place :func:`oxmera.pow`; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0])
+    >>> x.pow_(2)
+    tensor([1., 4.], dtype=float32)
+    """
+    return _inplace("pow_", self, lambda s: elementwise.pow(s, exponent), (exponent,))
+
+
+def floor_divide_(self, other):
+    """In-place ``floor_divide``; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([7.0, -7.0])
+    >>> x.floor_divide_(2)
+    tensor([ 3., -4.], dtype=float32)
+    """
+    return _inplace("floor_divide_", self, lambda s: s // other, (other,))
+
+
+def remainder_(self, other):
+    """In-place ``remainder``; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([7.0, -7.0])
+    >>> x.remainder_(3)
+    tensor([1., 2.], dtype=float32)
+    """
+    return _inplace("remainder_", self, lambda s: s % other, (other,))
+
+
+def clamp_(self, min=None, max=None):
+    """In-place ``clamp``: limit the values to ``[min, max]``; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([-2.0, 0.5, 3.0])
+    >>> x.clamp_(-1, 1)
+    tensor([-1. ,  0.5,  1. ], dtype=float32)
+    """
+    return _inplace("clamp_", self, lambda s: s.clamp(min, max), (min, max))
+
+
+def zero_(self):
+    """Fill with zeros in place; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.tensor([1.0, 2.0]).zero_()
+    tensor([0., 0.], dtype=float32)
+    """
+    return fill_(self, 0)
+
+
+def fill_(self, value):
+    """Fill with ``value`` (a number or a one-element tensor) in place; returns ``self``.
+
+    A tensor ``value`` that requires grad receives the sum of the gradient.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.tensor([1.0, 2.0]).fill_(7)
+    tensor([7., 7.], dtype=float32)
+    """
+    if isinstance(value, Tensor) and value.numel() != 1:
+        raise RuntimeError(f"fill_(): only supports a 0-dimension value tensor, but got one "
+                           f"with shape {value.shape}")
+    if isinstance(self, Tensor) and not _recording(self, value):
+        _check_writable("fill_", self, False)
+        if isinstance(value, Tensor):
+            value = value._data.reshape(())
+        _write("fill_", self, value)
+        return self
+
+    def compute(source):
+        fill = value.reshape(()) if isinstance(value, Tensor) else value
+        return _overwrite(source, fill)
+    return _inplace("fill_", self, compute, (value,), reads_self=False)
+
+
+def _overwrite(source, value):
+    # ``value`` broadcast to ``source``'s shape, as a recorded op connected to
+    # ``source`` (gradient zero: its old values are gone) and to ``value``.
+    return elementwise.where(Tensor(np.ones(source.shape, dtype=bool)), value, source)
+
+
+def copy_(self, src):
+    """Copy ``src`` (broadcast to this shape) into this tensor; returns ``self``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.zeros(2, 2)
+    >>> x.copy_(oxmera.tensor([1.0, 2.0]))
+    tensor([[1., 2.],
+            [1., 2.]], dtype=float32)
+    """
+    if not isinstance(self, Tensor):
+        raise TypeError(f"copy_(): expected a Tensor to modify, got {type(self).__name__}")
+    shape = np.shape(_arrays(src))
+    try:
+        np.broadcast_shapes(shape, self.shape)
+        if np.broadcast_shapes(shape, self.shape) != self.shape:
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"copy_(): the source of shape {shape} cannot be broadcast to the "
+                           f"destination's shape {self.shape}") from None
+
+    def compute(source):
+        return _overwrite(source, src if isinstance(src, Tensor) else Tensor(_core.as_array(src)))
+    if not _recording(self, src):
+        _check_writable("copy_", self, False)
+        _write("copy_", self, np.broadcast_to(_arrays(src), self.shape))
+        return self
+    return _inplace("copy_", self, compute, (src,), reads_self=False)
+
+
+# -- indexing assignment -------------------------------------------------------------------
+
+@op(inputs=2, save=())
+def index_put(input, values, index):
+    """``input`` with ``input[index] = values`` applied, out of place.
+
+    What ``t[index] = values`` records while autograd is on; differentiable
+    with respect to both (zero gradient for ``input`` where overwritten).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.inplace import index_put
+    >>> index_put(oxmera.zeros(3), oxmera.tensor(5.0), (1,))
+    tensor([0., 5., 0.], dtype=float32)
+    """
+    idx, _ = normalize_index(index)
+    out = input.copy()
+    try:
+        out[idx] = values
+    except IndexError as err:
+        raise IndexError(f"index_put: {err} (tensor of shape {input.shape})") from None
+    return out
+
+
+@index_put.vjp
+def _(ctx, grad, input, values, index):
+    grad_input = grad_values = None
+    if ctx.needs_input_grad[0]:
+        keep = np.ones(grad.shape, dtype=bool)
+        keep[normalize_index(index)[0]] = False
+        grad_input = elementwise.where(Tensor(keep), grad, 0.0)
+    if ctx.needs_input_grad[1]:
+        grad_values = getitem(grad, index)
+        shape = ctx.input_shape(1)
+        if grad_values.ndim < len(shape):
+            # NumPy assignment drops a value's leading 1-dims; restore them
+            # (the engine sums any broadcasting back).
+            grad_values = grad_values.reshape((1,) * (len(shape) - grad_values.ndim)
+                                              + tuple(grad_values.shape))
+    return grad_input, grad_values
+
+
+def setitem(self, index, value):
+    """``self[index] = value``: NumPy assignment rules, differentiable.
+
+    The gradient flows into ``value`` (summed where it was broadcast) and
+    into the untouched part of ``self``'s previous value; it is zero where
+    ``self`` was overwritten. Bumps ``self``'s version.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.zeros(3)
+    >>> v = oxmera.tensor(2.0, requires_grad=True)
+    >>> x[1:] = v
+    >>> x.sum().backward()
+    >>> v.grad
+    tensor(2., dtype=float32)
+    """
+    if not isinstance(self, Tensor):
+        raise TypeError(f"setitem(): expected a Tensor to modify, got {type(self).__name__}")
+    recording = _recording(self, value)
+    _check_writable("setitem", self, recording)
+    if not recording:
+        idx, _ = normalize_index(index)
+        try:
+            self._data[idx] = _arrays(value)
+        except IndexError as err:
+            raise IndexError(f"setitem: {err} (tensor of shape {self.shape})") from None
+        except ValueError as err:
+            raise RuntimeError(f"setitem: cannot assign a value of shape "
+                               f"{np.shape(_arrays(value))} to the indexed part of a tensor of "
+                               f"shape {self.shape}: {err}") from None
+        self._bump_version()
+        return
+    try:
+        out = index_put(self, value, index)
+    except ValueError as err:
+        raise RuntimeError(f"setitem: cannot assign a value of shape {np.shape(_arrays(value))} "
+                           f"to the indexed part of a tensor of shape {self.shape}: "
+                           f"{str(err).split(': ', 1)[-1]}") from None
+    _commit("setitem", self, out)
+
+
+@op(inputs=2, save=())
+def copy_slices(base, values, chain):
+    """The base of a view after an in-place write through the view (internal).
+
+    The values are already in ``base``'s memory when this is recorded; the
+    node sends the gradient of the new base to the old base outside the
+    view's region and, through the view ops in ``chain``, to ``values``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> y = oxmera.zeros(4) * oxmera.tensor(1.0, requires_grad=True)
+    >>> y[1:3].add_(5)
+    tensor([5., 5.], dtype=float32, grad_fn=<IndexBackward>)
+    >>> y.grad_fn.name()
+    'CopySlicesBackward'
+    """
+    return base
+
+
+def _region(shape, chain):
+    # Where the view lies in its base: replay the view ops on a mask.
+    mask = np.zeros(shape, dtype=bool)
+    view = mask
+    for step_op, args, kwargs in chain:
+        view = step_op.forward(view, *args, **(kwargs or {}))
+    view[...] = True
+    return mask
+
+
+@copy_slices.vjp
+def _(ctx, grad, base, values, chain):
+    grad_base = grad_values = None
+    if ctx.needs_input_grad[0]:
+        grad_base = elementwise.where(Tensor(_region(grad.shape, chain)), 0.0, grad)
+    if ctx.needs_input_grad[1]:
+        grad_values = grad
+        for step_op, args, kwargs in chain:
+            grad_values = _apply(step_op, (grad_values,) + args, kwargs)
+    return grad_base, grad_values
+
+
+# -- Tensor methods and operators ------------------------------------------------------------
+
+def _operator(method):
+    def inplace_operator(self, other):
+        return method(self, other)
+    inplace_operator.__name__ = method.__name__
+    inplace_operator.__doc__ = f"``self op= other``: :meth:`Tensor.{method.__name__}`."
+    return inplace_operator
+
+
+for _method in (add_, sub_, mul_, div_, pow_, clamp_, zero_, fill_, copy_, floor_divide_,
+                remainder_):
+    _registry.add_tensor_attribute(_method.__name__, _method)
+_registry.add_tensor_attribute("clip_", clamp_)
+_registry.add_tensor_attribute("true_divide_", div_)
+_registry.add_tensor_attribute("__setitem__", setitem)
+for _dunder, _method in (("__iadd__", add_), ("__isub__", sub_), ("__imul__", mul_),
+                         ("__itruediv__", div_), ("__ifloordiv__", floor_divide_),
+                         ("__imod__", remainder_), ("__ipow__", pow_)):
+    _registry.add_tensor_attribute(_dunder, _operator(_method))
