@@ -1,8 +1,10 @@
-"""Elementwise ops: arithmetic, unary math, comparisons.
+"""Elementwise ops: arithmetic, unary math, rounding, comparisons and logic.
 
 Binary ops broadcast like NumPy and promote dtypes like PyTorch; their VJPs
 return gradients of the broadcast shape and leave the summing back to each
-input's shape to the engine.
+input's shape to the engine. Gradients at kinks, ties and special values
+follow PyTorch's (each op's docstring says which). Reductions, activations
+and in-place ops live in their own modules.
 """
 import math
 
@@ -12,10 +14,21 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops.creation import zeros_like
 
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
 __all__ = [
-    "add", "sub", "mul", "div", "true_divide", "pow", "neg",
-    "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "abs", "sign",
+    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
+    "reciprocal", "square",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
+    "sin", "cos", "tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan",
+    "sinh", "cosh", "tanh", "sigmoid", "erf", "relu", "abs", "sign",
+    "atan2", "arctan2", "maximum", "minimum", "clamp", "clip", "lerp", "hypot", "logaddexp",
+    "floor", "ceil", "round", "trunc", "nan_to_num",
     "eq", "ne", "lt", "le", "gt", "ge", "where",
+    "isclose", "allclose", "isnan", "isinf", "isfinite",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
 ]
 
 
@@ -135,14 +148,85 @@ def true_divide(input, other):
     return div(input, other)
 
 
+def _integer_division_check(input, other, opname):
+    # NumPy gives 0 (and a warning) for an integer division by zero; PyTorch
+    # raises, and so do we (a ValueError, which the core reports with the op's
+    # name and the shapes, as a RuntimeError too).
+    if np.result_type(input, other).kind == "b":
+        raise TypeError(f"{opname}(): not implemented for bool tensors")
+    if np.asarray(other).dtype.kind in "iu" and np.asarray(input).dtype.kind in "iu":
+        if not np.all(other):
+            raise ValueError("integer division by zero")
+
+
+@op(inputs=2, save=(), promote=True, method=True,
+    operators=("__floordiv__", "__rfloordiv__"))
+def floor_divide(input, other):
+    """Divide and round down (toward minus infinity), elementwise, like Python's ``//``.
+
+    Integers stay integers (an integer division by zero raises); floats give
+    ``inf`` or ``nan`` where ``other`` is 0. The result is piecewise constant,
+    so its gradient is zero (PyTorch raises in backward instead; here a float
+    result still requires grad and backpropagates zeros).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.floor_divide(oxmera.tensor([7, -7]), 2)
+    tensor([ 3, -4], dtype=int64)
+    >>> oxmera.tensor([7.5, -7.5]) // 2
+    tensor([ 3., -4.], dtype=float32)
+    """
+    _integer_division_check(input, other, "floor_divide")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(input, other)
+
+
+@floor_divide.vjp
+def _(ctx, grad, input, other):
+    needs = ctx.needs_input_grad
+    return (zeros_like(grad) if needs[0] else None,
+            zeros_like(grad) if needs[1] else None)
+
+
+@op(inputs=2, promote=True, method=True, operators=("__mod__", "__rmod__"))
+def remainder(input, other):
+    """Remainder of floor division, elementwise: it has the sign of ``other``.
+
+    ``remainder(x, y) == x - y * floor_divide(x, y)``, like Python's ``%``
+    and ``torch.remainder``. The gradient is 1 with respect to ``input`` and
+    ``-floor_divide(input, other)`` with respect to ``other``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.remainder(oxmera.tensor([5, -5]), 3)
+    tensor([2, 1], dtype=int64)
+    >>> oxmera.tensor([5.0, -5.0]) % -3
+    tensor([-1., -2.], dtype=float32)
+    """
+    _integer_division_check(input, other, "remainder")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.remainder(input, other)
+
+
+@remainder.vjp
+def _(ctx, grad, input, other):
+    needs = ctx.needs_input_grad
+    return (grad if needs[0] else None,
+            -grad * floor_divide(input, other) if needs[1] else None)
+
+
 @op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"))
 def pow(input, exponent):
     """Raise ``input`` to ``exponent`` elementwise.
 
-    The gradient with respect to a tensor exponent is ``out * log(input)``,
-    taken as 0 where ``input`` is 0 (the limit for a positive exponent); the
-    gradient with respect to ``input`` is 0 where the exponent is 0, also at
-    ``input == 0``.
+    Gradients follow PyTorch: with respect to ``input`` it is
+    ``exponent * input ** (exponent - 1)``, and exactly 0 where the exponent
+    is 0 (also at ``input == 0``); with respect to a tensor exponent it is
+    ``out * log(input)``: 0 where ``input == 0`` and ``exponent >= 0`` (the
+    limit), ``-inf`` where ``input == 0`` and ``exponent < 0``, ``nan`` for a
+    negative base.
 
     Examples
     --------
@@ -163,24 +247,31 @@ def _(ctx, grad, input, exponent):
             grad_input = (zeros_like(grad) if exponent == 0
                           else grad * exponent * input ** (exponent - 1))
         else:
-            # x ** 0 is constant: its slope is 0 even at x == 0, where
-            # x ** -1 would make it 0 * inf. The factor ``exponent`` is 0
-            # there already, so the power only needs a finite stand-in.
-            power = where(eq(exponent, 0), 1.0, exponent - 1)
-            grad_input = grad * exponent * input ** power
+            # x ** 0 is constant: its slope is exactly 0, also at x == 0 where
+            # x ** -1 would make it 0 * inf, and for an infinite incoming
+            # gradient (so a select, not a product). The power gets a finite
+            # stand-in there so that the second derivative is not 0 * inf.
+            flat = eq(exponent, 0)
+            power = where(flat, 1.0, exponent - 1)
+            grad_input = where(flat, 0.0, grad * exponent * input ** power)
     if needs[1]:
         if isinstance(input, (int, float)):
             # A number base makes log(base) a constant: take it in double
             # precision (as a tensor it would be float32, the default dtype).
-            log_input = math.log(input) if input > 0 else (0.0 if input == 0 else math.nan)
+            if input == 0:
+                # 0 ** y is flat for y >= 0; for y < 0 it is inf * log(0) = -inf.
+                grad_exponent = where(ge(exponent, 0), 0.0, grad * -math.inf)
+            else:
+                log_input = math.log(input) if input > 0 else math.nan
+                grad_exponent = grad * input ** exponent * log_input
         else:
-            safe = where(eq(input, 0), 1.0, input)
+            flat = logical_and(eq(input, 0), ge(exponent, 0))
+            safe = where(flat, 1.0, input)
             if safe.dtype != grad.dtype:
                 # An integer base: take its log in the dtype the forward used
                 # (the output's), not in the default float dtype.
                 safe = safe.to(grad.dtype)
-            log_input = log(safe)
-        grad_exponent = grad * input ** exponent * log_input
+            grad_exponent = where(flat, 0.0, grad * input ** exponent * log(safe))
     return grad_input, grad_exponent
 
 
@@ -204,6 +295,38 @@ def _(ctx, grad, input):
     return -grad
 
 
+@op(save=(), save_output=True, float_only=True, method=True)
+def reciprocal(input):
+    """``1 / x``, elementwise (integers give the default float dtype).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.reciprocal(oxmera.tensor([2.0, -4.0]))
+    tensor([ 0.5 , -0.25], dtype=float32)
+    """
+    with np.errstate(divide="ignore"):
+        return np.reciprocal(input)
+
+
+@reciprocal.vjp
+def _(ctx, grad, input):
+    out = ctx.output
+    return -grad * out * out
+
+
+def square(input):
+    """``x * x``, elementwise: ``pow(input, 2)``, as in PyTorch (bool gives int64).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.square(oxmera.tensor([-1.5, 2.0]))
+    tensor([2.25, 4.  ], dtype=float32)
+    """
+    return pow(input, 2)
+
+
 # -- unary math ----------------------------------------------------------------
 
 @op(save=(), save_output=True, float_only=True, method=True)
@@ -222,6 +345,42 @@ def exp(input):
 @exp.vjp
 def _(ctx, grad, input):
     return grad * ctx.output
+
+
+@op(save=(), save_output=True, float_only=True, method=True)
+def exp2(input):
+    """``2 ** x``, elementwise.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.exp2(oxmera.tensor([3.0, -1.0]))
+    tensor([8. , 0.5], dtype=float32)
+    """
+    return np.exp2(input)
+
+
+@exp2.vjp
+def _(ctx, grad, input):
+    return grad * ctx.output * _LN2
+
+
+@op(save=(), save_output=True, float_only=True, method=True)
+def expm1(input):
+    """``exp(x) - 1``, elementwise, accurate for ``x`` near 0.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.expm1(oxmera.tensor([1e-10], dtype=oxmera.float64))
+    tensor([1.e-10], dtype=float64)
+    """
+    return np.expm1(input)
+
+
+@expm1.vjp
+def _(ctx, grad, input):
+    return grad * (ctx.output + 1)
 
 
 @op(float_only=True, method=True)
@@ -243,6 +402,63 @@ def _(ctx, grad, input):
     return grad / input
 
 
+@op(float_only=True, method=True)
+def log2(input):
+    """Base-2 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.log2(oxmera.tensor([8.0, 0.5]))
+    tensor([ 3., -1.], dtype=float32)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log2(input)
+
+
+@log2.vjp
+def _(ctx, grad, input):
+    return grad / (input * _LN2)
+
+
+@op(float_only=True, method=True)
+def log10(input):
+    """Base-10 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.log10(oxmera.tensor([100.0, 0.1]))
+    tensor([ 2., -1.], dtype=float32)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(input)
+
+
+@log10.vjp
+def _(ctx, grad, input):
+    return grad / (input * _LN10)
+
+
+@op(float_only=True, method=True)
+def log1p(input):
+    """``log(1 + x)``, elementwise, accurate for ``x`` near 0.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.log1p(oxmera.tensor([1e-10], dtype=oxmera.float64))
+    tensor([1.e-10], dtype=float64)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log1p(input)
+
+
+@log1p.vjp
+def _(ctx, grad, input):
+    return grad / (input + 1)
+
+
 @op(save=(), save_output=True, float_only=True, method=True)
 def sqrt(input):
     """Square root, elementwise.
@@ -260,6 +476,26 @@ def sqrt(input):
 @sqrt.vjp
 def _(ctx, grad, input):
     return grad / (ctx.output * 2)
+
+
+@op(save=(), save_output=True, float_only=True, method=True)
+def rsqrt(input):
+    """``1 / sqrt(x)``, elementwise (``inf`` at 0, ``nan`` below).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.rsqrt(oxmera.tensor([4.0, 0.25]))
+    tensor([0.5, 2. ], dtype=float32)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.reciprocal(np.sqrt(input))
+
+
+@rsqrt.vjp
+def _(ctx, grad, input):
+    out = ctx.output
+    return grad * out * out * out * -0.5
 
 
 @op(float_only=True, method=True)
@@ -296,6 +532,126 @@ def cos(input):
 @cos.vjp
 def _(ctx, grad, input):
     return -grad * sin(input)
+
+
+@op(save=(), save_output=True, float_only=True, method=True)
+def tan(input):
+    """Tangent, elementwise.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.tan(oxmera.tensor([0.0]))
+    tensor([0.], dtype=float32)
+    """
+    return np.tan(input)
+
+
+@tan.vjp
+def _(ctx, grad, input):
+    out = ctx.output
+    return grad * (out * out + 1)
+
+
+@op(float_only=True, method=True)
+def asin(input):
+    """Inverse sine, elementwise (``nan`` outside [-1, 1]); ``arcsin`` is the same op.
+
+    The gradient ``1 / sqrt(1 - x**2)`` is ``inf`` at -1 and 1.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.asin(oxmera.tensor([0.0, 1.0]))
+    tensor([0.    , 1.5708], dtype=float32)
+    """
+    with np.errstate(invalid="ignore"):
+        return np.arcsin(input)
+
+
+@asin.vjp
+def _(ctx, grad, input):
+    return grad * rsqrt(1 - input * input)
+
+
+@op(float_only=True, method=True)
+def acos(input):
+    """Inverse cosine, elementwise (``nan`` outside [-1, 1]); ``arccos`` is the same op.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.acos(oxmera.tensor([1.0, 0.0]))
+    tensor([0.    , 1.5708], dtype=float32)
+    """
+    with np.errstate(invalid="ignore"):
+        return np.arccos(input)
+
+
+@acos.vjp
+def _(ctx, grad, input):
+    return -grad * rsqrt(1 - input * input)
+
+
+@op(float_only=True, method=True)
+def atan(input):
+    """Inverse tangent, elementwise; ``arctan`` is the same op.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.atan(oxmera.tensor([0.0, 1.0]))
+    tensor([0.    , 0.7854], dtype=float32)
+    """
+    return np.arctan(input)
+
+
+@atan.vjp
+def _(ctx, grad, input):
+    return grad / (input * input + 1)
+
+
+arcsin = asin
+arccos = acos
+arctan = atan
+
+
+@op(float_only=True, method=True)
+def sinh(input):
+    """Hyperbolic sine, elementwise.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.sinh(oxmera.tensor([0.0]))
+    tensor([0.], dtype=float32)
+    """
+    with np.errstate(over="ignore"):
+        return np.sinh(input)
+
+
+@sinh.vjp
+def _(ctx, grad, input):
+    return grad * cosh(input)
+
+
+@op(float_only=True, method=True)
+def cosh(input):
+    """Hyperbolic cosine, elementwise.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.cosh(oxmera.tensor([0.0]))
+    tensor([1.], dtype=float32)
+    """
+    with np.errstate(over="ignore"):
+        return np.cosh(input)
+
+
+@cosh.vjp
+def _(ctx, grad, input):
+    return grad * sinh(input)
 
 
 @op(save=(), save_output=True, float_only=True, method=True)
@@ -336,6 +692,109 @@ def sigmoid(input):
 def _(ctx, grad, input):
     out = ctx.output
     return grad * out * (1 - out)
+
+
+# The error function. NumPy has none and SciPy is not a dependency, so erf is
+# computed here, vectorized, in float64 (then cast to the input's dtype) with
+# the piecewise rational approximations of fdlibm's s_erf.c, which are within
+# one ulp of the true value (tests compare with math.erf). Their coefficients
+# carry Sun's notice:
+#
+#   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+#   Developed at SunPro, a Sun Microsystems, Inc. business.
+#   Permission to use, copy, modify, and distribute this
+#   software is freely granted, provided that this notice
+#   is preserved.
+#
+# Coefficients are listed from the highest degree down (Horner's order).
+
+_ERF_ONE = 8.45062911510467529297e-01    # erf(1) rounded to 24 bits
+# |x| < 0.84375: erf(x) = x + x * P(x^2) / Q(x^2)
+_ERF_P = (-2.37630166566501626084e-05, -5.77027029648944159157e-03,
+          -2.84817495755985104766e-02, -3.25042107247001499370e-01,
+          1.28379167095512558561e-01)
+_ERF_Q = (-3.96022827877536812320e-06, 1.32494738004321644526e-04,
+          5.08130628187576562776e-03, 6.50222499887672944485e-02,
+          3.97917223959155352819e-01, 1.0)
+# 0.84375 <= |x| < 1.25: erf(x) = _ERF_ONE + P(s) / Q(s), s = |x| - 1
+_ERF_NEAR_ONE_P = (-2.16637559486879084300e-03, 3.54783043256182359371e-02,
+                   -1.10894694282396677476e-01, 3.18346619901161753674e-01,
+                   -3.72207876035701323847e-01, 4.14856118683748331666e-01,
+                   -2.36211856075265944077e-03)
+_ERF_NEAR_ONE_Q = (1.19844998467991074170e-02, 1.36370839120290507362e-02,
+                   1.26171219808761642112e-01, 7.18286544141962662868e-02,
+                   5.40397917702171048937e-01, 1.06420880400844228286e-01, 1.0)
+# 1.25 <= |x| < 1 / 0.35: erfc(x) = exp(-x^2 - 0.5625 + R(z) / S(z)) / x, z = 1 / x^2
+_ERFC_MID_R = (-9.81432934416914548592e+00, -8.12874355063065934246e+01,
+               -1.84605092906711035994e+02, -1.62396669462573470355e+02,
+               -6.23753324503260060396e+01, -1.05586262253232909814e+01,
+               -6.93858572707181764372e-01, -9.86494403484714822705e-03)
+_ERFC_MID_S = (-6.04244152148580987438e-02, 6.57024977031928170135e+00,
+               1.08635005541779435134e+02, 4.29008140027567833386e+02,
+               6.45387271733267880336e+02, 4.34565877475229228821e+02,
+               1.37657754143519042600e+02, 1.96512716674392571292e+01, 1.0)
+# 1 / 0.35 <= |x| < 6: the same form; from 6 on, erf(x) rounds to +-1.
+_ERFC_TAIL_R = (-4.83519191608651397019e+02, -1.02509513161107724954e+03,
+                -6.37566443368389627722e+02, -1.60636384855821916062e+02,
+                -1.77579549177547519889e+01, -7.99283237680523006574e-01,
+                -9.86494292470009928597e-03)
+_ERFC_TAIL_S = (-2.24409524465858183362e+01, 4.74528541206955367215e+02,
+                2.55305040643316442583e+03, 3.19985821950859553908e+03,
+                1.53672958608443695994e+03, 3.25792512996573918826e+02,
+                3.03380607434824582924e+01, 1.0)
+
+
+def _polynomial(coefficients, z):
+    result = np.full_like(z, coefficients[0])
+    for c in coefficients[1:]:
+        result *= z
+        result += c
+    return result
+
+
+def _erf_float64(x):
+    """erf of a float64 array, vectorized (fdlibm's method, within one ulp)."""
+    magnitude = np.abs(x).ravel()
+    out = np.ones_like(magnitude)          # |x| >= 6 and inf
+    small = magnitude < 0.84375
+    a = magnitude[small]
+    z = a * a
+    out[small] = a + a * (_polynomial(_ERF_P, z) / _polynomial(_ERF_Q, z))
+    near_one = (magnitude >= 0.84375) & (magnitude < 1.25)
+    s = magnitude[near_one] - 1.0
+    out[near_one] = _ERF_ONE + _polynomial(_ERF_NEAR_ONE_P, s) / _polynomial(_ERF_NEAR_ONE_Q, s)
+    tail = (magnitude >= 1.25) & (magnitude < 6.0)
+    a = magnitude[tail]
+    z = 1.0 / (a * a)
+    ratio = np.where(a < 1 / 0.35,
+                     _polynomial(_ERFC_MID_R, z) / _polynomial(_ERFC_MID_S, z),
+                     _polynomial(_ERFC_TAIL_R, z) / _polynomial(_ERFC_TAIL_S, z))
+    # exp(-a*a) as exp(-h*h) * exp((h - a) * (h + a)) with h = a cut to its
+    # leading 21 mantissa bits, so h*h is exact and no digit of a*a is lost.
+    h = (a.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    out[tail] = 1.0 - np.exp(-h * h - 0.5625) * np.exp((h - a) * (h + a) + ratio) / a
+    out[np.isnan(magnitude)] = np.nan
+    return np.copysign(out, x.ravel()).reshape(x.shape)
+
+
+@op(float_only=True, method=True)
+def erf(input):
+    """The error function ``2 / sqrt(pi) * integral from 0 to x of exp(-t**2) dt``.
+
+    Computed in float64 (within one ulp) and rounded to the input's dtype.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.erf(oxmera.tensor([0.0, 1.0, -3.0]))
+    tensor([ 0.    ,  0.8427, -1.    ], dtype=float32)
+    """
+    return _erf_float64(np.asarray(input, np.float64)).astype(input.dtype, copy=False)
+
+
+@erf.vjp
+def _(ctx, grad, input):
+    return grad * exp(-(input * input)) * _TWO_OVER_SQRT_PI
 
 
 @op(method=True)
@@ -397,6 +856,312 @@ def sign(input):
 @sign.vjp
 def _(ctx, grad, input):
     return zeros_like(grad)     # not grad * 0, which is nan where grad is inf
+
+
+# -- binary math --------------------------------------------------------------------
+
+@op(inputs=2, promote=True, float_only=True, method=True)
+def atan2(input, other):
+    """Angle of the point ``(other, input)``, in ``[-pi, pi]``, elementwise.
+
+    ``arctan2`` is the same op. The gradient is ``(other, -input) / (input**2
+    + other**2)``, taken as 0 at the origin (as PyTorch does).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.atan2(oxmera.tensor([1.0, 1.0]), oxmera.tensor([1.0, -1.0]))
+    tensor([0.7854, 2.3562], dtype=float32)
+    """
+    return np.arctan2(input, other)
+
+
+@atan2.vjp
+def _(ctx, grad, input, other):
+    needs = ctx.needs_input_grad
+    squared = input * input + other * other
+    origin = eq(squared, 0)
+    scale = where(origin, 0.0, grad / where(origin, 1.0, squared))
+    return (scale * other if needs[0] else None,
+            -scale * input if needs[1] else None)
+
+
+arctan2 = atan2
+
+
+def _extreme_vjp(ctx, grad, input, other, loses):
+    # The input that loses gets 0, a tie splits the gradient evenly (so the
+    # sum over both inputs is the gradient once), and where either is nan
+    # (nan wins and both "lose" nothing) both get it, like PyTorch.
+    needs = ctx.needs_input_grad
+    tie = eq(input, other)
+    half = grad * 0.5
+    return (where(loses(input, other), 0.0, where(tie, half, grad)) if needs[0] else None,
+            where(loses(other, input), 0.0, where(tie, half, grad)) if needs[1] else None)
+
+
+@op(inputs=2, promote=True, method=True)
+def maximum(input, other):
+    """The larger of ``input`` and ``other``, elementwise (nan if either is nan).
+
+    Where they tie, each gets half the gradient.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.maximum(oxmera.tensor([1.0, 5.0]), oxmera.tensor([3.0, 2.0]))
+    tensor([3., 5.], dtype=float32)
+    """
+    return np.maximum(input, other)
+
+
+@maximum.vjp
+def _(ctx, grad, input, other):
+    return _extreme_vjp(ctx, grad, input, other, lt)
+
+
+@op(inputs=2, promote=True, method=True)
+def minimum(input, other):
+    """The smaller of ``input`` and ``other``, elementwise (nan if either is nan).
+
+    Where they tie, each gets half the gradient.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.minimum(oxmera.tensor([1.0, 5.0]), oxmera.tensor([3.0, 2.0]))
+    tensor([1., 2.], dtype=float32)
+    """
+    return np.minimum(input, other)
+
+
+@minimum.vjp
+def _(ctx, grad, input, other):
+    return _extreme_vjp(ctx, grad, input, other, gt)
+
+
+# clamp is its own primitive rather than minimum(maximum(...)): at a bound
+# PyTorch gives the input the whole gradient, where maximum would split it.
+@op(inputs=3, promote=True, method=True)
+def clamp(input, min=None, max=None):
+    """Limit ``input`` to ``[min, max]``, elementwise; ``clip`` is the same op.
+
+    ``min`` and ``max`` are numbers or tensors (broadcasting), either may be
+    None, not both. Where ``min > max`` the result is ``max``. Gradients
+    follow PyTorch: ``input`` gets the gradient where ``min <= input <= max``
+    (bounds included), ``min`` where ``input < min`` (and ``min < max``),
+    ``max`` where ``input > max`` (or ``max < min``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.clamp(oxmera.tensor([-2.0, 0.5, 3.0]), min=-1.0, max=1.0)
+    tensor([-1. ,  0.5,  1. ], dtype=float32)
+    >>> oxmera.tensor([1, 5, 9]).clip(max=oxmera.tensor([4, 4, 10]))
+    tensor([1, 4, 9], dtype=int64)
+    """
+    if min is None and max is None:
+        raise ValueError("at least one of 'min' or 'max' must not be None")
+    out = input
+    if min is not None:
+        out = np.maximum(out, min)
+    if max is not None:
+        out = np.minimum(out, max)
+    return out
+
+
+@clamp.vjp
+def _(ctx, grad, input, min=None, max=None):
+    needs = ctx.needs_input_grad
+    grad_input = grad_min = grad_max = None
+    if min is not None and max is not None:
+        if needs[0]:
+            grad_input = where(logical_and(ge(input, min), le(input, max)), grad, 0.0)
+        if needs[1]:
+            grad_min = where(logical_and(lt(input, min), lt(min, max)), grad, 0.0)
+        if needs[2]:
+            grad_max = where(logical_or(gt(input, max), lt(max, min)), grad, 0.0)
+    elif min is not None:
+        if needs[0]:
+            grad_input = where(ge(input, min), grad, 0.0)
+        if needs[1]:
+            grad_min = where(lt(input, min), grad, 0.0)
+    else:
+        if needs[0]:
+            grad_input = where(le(input, max), grad, 0.0)
+        if needs[2]:
+            grad_max = where(gt(input, max), grad, 0.0)
+    return grad_input, grad_min, grad_max
+
+
+clip = clamp
+
+
+# lerp is a primitive (not input + weight * (end - input)): one node instead
+# of three, and PyTorch's two-sided formula, exact at both ends (weight 1
+# gives ``end`` exactly).
+@op(inputs=3, promote=True, float_only=True, method=True)
+def lerp(input, end, weight):
+    """Linear interpolation ``input + weight * (end - input)``, elementwise.
+
+    ``weight`` is a number or a tensor; all three broadcast and are
+    differentiable.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.lerp(oxmera.tensor([0.0, 1.0]), oxmera.tensor([10.0, 3.0]), 0.25)
+    tensor([2.5, 1.5], dtype=float32)
+    """
+    difference = np.subtract(end, input)
+    near_start = np.abs(weight) < 0.5
+    if isinstance(weight, (int, float)):
+        if near_start:
+            return input + weight * difference
+        return end - difference * (1 - weight)
+    return np.where(near_start, input + weight * difference, end - difference * (1 - weight))
+
+
+@lerp.vjp
+def _(ctx, grad, input, end, weight):
+    needs = ctx.needs_input_grad
+    return (grad * (1 - weight) if needs[0] else None,
+            grad * weight if needs[1] else None,
+            grad * (end - input) if needs[2] else None)
+
+
+# hypot and logaddexp are primitives for stability: NumPy's forwards neither
+# overflow nor underflow where the composed formulas would.
+@op(inputs=2, save_output=True, promote=True, float_only=True, method=True)
+def hypot(input, other):
+    """``sqrt(input**2 + other**2)``, elementwise, without overflow.
+
+    The gradient ``(input, other) / out`` is nan at the origin, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.hypot(oxmera.tensor([3.0, 3e30]), oxmera.tensor([4.0, 4e30]))
+    tensor([5.e+00, 5.e+30], dtype=float32)
+    """
+    return np.hypot(input, other)
+
+
+@hypot.vjp
+def _(ctx, grad, input, other):
+    needs = ctx.needs_input_grad
+    scale = grad / ctx.output
+    return (scale * input if needs[0] else None,
+            scale * other if needs[1] else None)
+
+
+@op(inputs=2, promote=True, float_only=True, method=True)
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))``, elementwise, stable for any magnitude.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.logaddexp(oxmera.tensor([1e4, 0.0]), oxmera.tensor([1e4, 0.0]))
+    tensor([1.0001e+04, 6.9315e-01], dtype=float32)
+    """
+    return np.logaddexp(input, other)
+
+
+@logaddexp.vjp
+def _(ctx, grad, input, other):
+    # exp(input - out) written as a sigmoid of the difference: never overflows.
+    needs = ctx.needs_input_grad
+    return (grad * sigmoid(input - other) if needs[0] else None,
+            grad * sigmoid(other - input) if needs[1] else None)
+
+
+# -- rounding and cleaning up ------------------------------------------------------------
+#
+# The rounding ops are piecewise constant: their gradient is zero, but, as in
+# PyTorch, a float result of an input that requires grad still requires grad
+# (so a graph through them runs, and gives zeros). Integer inputs are returned
+# unchanged (a copy), bool inputs are rejected, as PyTorch does.
+
+def _rounding(name, ufunc):
+    def forward(input):
+        if input.dtype == np.bool_:
+            raise TypeError(f"{name}(): not implemented for bool tensors")
+        if input.dtype.kind != "f":
+            return input.copy()
+        return ufunc(input)
+    forward.__name__ = name
+    forward.__qualname__ = name
+    forward.__module__ = __name__
+    values = np.array([-1.5, -0.5, 0.5, 1.7])
+    forward.__doc__ = (
+        f"``{ufunc.__name__}`` of each element (integers unchanged); its gradient is zero.\n\n"
+        f"Examples\n--------\n>>> import oxmera\n"
+        f">>> oxmera.{name}(oxmera.tensor({values.tolist()}))\n"
+        f"tensor({np.array2string(ufunc(values).astype(np.float32), separator=', ')}, "
+        f"dtype=float32)\n")
+    public = op(name, save=(), method=True)(forward)
+    public.vjp(_zero_vjp)
+    return public
+
+
+def _zero_vjp(ctx, grad, *args, **kwargs):
+    return zeros_like(grad)     # not grad * 0, which is nan where grad is inf
+
+
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
+
+
+@op(save=(), method=True)
+def round(input, *, decimals=0):
+    """Round to ``decimals`` decimal places, halves to even, elementwise.
+
+    Like ``torch.round``: ``decimals`` may be negative (round to tens,
+    hundreds...). Integer tensors are returned unchanged for ``decimals >=
+    0``; the gradient is zero.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.round(oxmera.tensor([0.5, 1.5, 2.567]))
+    tensor([0., 2., 3.], dtype=float32)
+    >>> oxmera.tensor([2.567, 1234.5]).round(decimals=2)
+    tensor([   2.57, 1234.5 ], dtype=float32)
+    """
+    if input.dtype == np.bool_:
+        raise TypeError("round(): not implemented for bool tensors")
+    if input.dtype.kind != "f" and decimals >= 0:
+        return input.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.round(input, decimals)
+
+
+round.vjp(_zero_vjp)
+
+
+@op(method=True)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replace nan, +inf and -inf by finite numbers, elementwise.
+
+    By default nan becomes 0 and the infinities the largest and smallest
+    numbers of the dtype. The gradient passes through finite elements and is
+    zero where an element was replaced.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([float("nan"), float("inf"), -1.5])
+    >>> oxmera.nan_to_num(x, posinf=9.0)
+    tensor([ 0. ,  9. , -1.5], dtype=float32)
+    """
+    return np.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+@nan_to_num.vjp
+def _(ctx, grad, input, nan=0.0, posinf=None, neginf=None):
+    return where(isfinite(input), grad, 0.0)
 
 
 # -- comparisons (bool results, never recorded) -----------------------------------
@@ -467,5 +1232,102 @@ def _where_method(self, condition, other):
     return where(condition, self, other)
 
 
+# -- closeness, classification and logic (bool results, never recorded) --------------
+
+@op(inputs=2, differentiable=False, promote=True, method=True)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether ``|input - other| <= atol + rtol * |other|``, elementwise (bool, no gradient).
+
+    Equal infinities are close; nan is close to nan only with ``equal_nan``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.isclose(oxmera.tensor([1.0, 1.1]), oxmera.tensor([1.0 + 1e-7, 1.0]))
+    tensor([ True, False], dtype=bool)
+    """
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"rtol and atol must be non-negative, got rtol={rtol}, atol={atol}")
+    if input.dtype == np.bool_:
+        return np.equal(input, other)
+    if input.dtype.kind != "f":
+        # Integer differences in float64: unsigned subtraction would wrap.
+        input = input.astype(np.float64)
+        other = np.asarray(other, np.float64)
+    return np.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of ``input`` is close to ``other``: a Python bool.
+
+    ``isclose(input, other, rtol, atol, equal_nan).all()``, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.allclose(oxmera.tensor([1.0, 2.0]), oxmera.tensor([1.0, 2.0 + 1e-7]))
+    True
+    """
+    return bool(isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan).numpy().all())
+
+
+def _classify(name, ufunc, integers, description):
+    def forward(input):
+        if input.dtype.kind != "f":
+            # Integers and bools are finite numbers (NumPy has no bool loops).
+            return np.full(input.shape, integers)
+        return ufunc(input)
+    forward.__name__ = name
+    forward.__qualname__ = name
+    forward.__module__ = __name__
+    values = np.array([1.0, np.inf, -np.inf, np.nan])
+    forward.__doc__ = (
+        f"Whether each element is {description} (bool, no gradient).\n\n"
+        f"Examples\n--------\n>>> import oxmera\n"
+        f">>> oxmera.{name}(oxmera.tensor([1.0, float('inf'), float('-inf'), float('nan')]))\n"
+        f"tensor({np.array2string(ufunc(values), separator=', ')}, dtype=bool)\n")
+    return op(name, differentiable=False, method=True)(forward)
+
+
+isnan = _classify("isnan", np.isnan, False, "nan")
+isinf = _classify("isinf", np.isinf, False, "+inf or -inf")
+isfinite = _classify("isfinite", np.isfinite, True, "finite (not inf, not nan)")
+
+
+def _logical(name, ufunc, inputs):
+    if inputs == 2:
+        def forward(input, other):
+            return ufunc(input, other)
+        call, example = "oxmera.tensor([True, True, False]), oxmera.tensor([1.0, 0.0, 0.0])", \
+            ufunc([True, True, False], [1.0, 0.0, 0.0])
+        what = "of ``input`` and ``other`` (broadcasting)"
+    else:
+        def forward(input):
+            return ufunc(input)
+        call, example = "oxmera.tensor([1.0, 0.0])", ufunc([1.0, 0.0])
+        what = "of ``input``"
+    forward.__name__ = name
+    forward.__qualname__ = name
+    forward.__module__ = __name__
+    forward.__doc__ = (
+        f"Elementwise logical ``{name[len('logical_'):]}`` {what}: nonzero is True; a bool "
+        f"tensor, no gradient.\n\n"
+        f"Examples\n--------\n>>> import oxmera\n>>> oxmera.{name}({call})\n"
+        f"tensor({np.array2string(example, separator=', ')}, dtype=bool)\n")
+    return op(name, inputs=inputs, differentiable=False, method=True)(forward)
+
+
+logical_and = _logical("logical_and", np.logical_and, 2)
+logical_or = _logical("logical_or", np.logical_or, 2)
+logical_xor = _logical("logical_xor", np.logical_xor, 2)
+logical_not = _logical("logical_not", np.logical_not, 1)
+
+
 _registry.add_tensor_attribute("true_divide", true_divide)
 _registry.add_tensor_attribute("where", _where_method)
+_registry.add_tensor_attribute("square", square)
+_registry.add_tensor_attribute("allclose", allclose)
+# PyTorch's aliases: the same op under NumPy's names.
+for _alias, _target in (("arcsin", asin), ("arccos", acos), ("arctan", atan),
+                        ("arctan2", atan2), ("clip", clamp)):
+    _registry.add_tensor_attribute(_alias, _target)
