@@ -36,24 +36,11 @@ import sys
 
 # -- one thread for every library, before NumPy is imported ------------------
 
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-
-
-def _pin_threads_in_environment():
-    """Set the thread variables to 1; re-exec if NumPy was loaded before they were."""
-    changed = False
-    for name in THREAD_VARIABLES:
-        if os.environ.get(name) != "1":
-            os.environ[name] = "1"
-            changed = True
-    if changed and "numpy" in sys.modules and not os.environ.get("OXMERA_BENCH_REEXEC"):
-        os.environ["OXMERA_BENCH_REEXEC"] = "1"
-        os.execv(sys.executable, [sys.executable, *sys.argv])
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _threads import THREAD_VARIABLES, pin_threads_in_environment  # noqa: E402
 
 if __name__ == "__main__":
-    _pin_threads_in_environment()
+    pin_threads_in_environment()
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
