@@ -442,6 +442,12 @@ def masked_fill(input, mask, value):
         raise TypeError(f"masked_fill(): mask must be a bool tensor, got dtype "
                         f"{mask_array.dtype}")
     dtype = input.dtype if isinstance(input, Tensor) else np.asarray(input).dtype
+    shape = input.shape if isinstance(input, Tensor) else np.shape(input)
+    try:
+        np.broadcast_shapes(mask_array.shape, shape)
+    except ValueError:
+        raise OpError(f"masked_fill(): mask of shape {mask_array.shape} does not broadcast "
+                      f"with input of shape {tuple(shape)}") from None
     if isinstance(value, Tensor):
         if value.ndim:
             raise OpError(f"masked_fill(): value must be a number or a 0-d tensor, got a "

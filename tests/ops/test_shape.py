@@ -1,12 +1,16 @@
-"""Shape ops: reshape, view, transpose/swapaxes, permute, squeeze, unsqueeze,
-expand, broadcast_to, T/mT, cat/concatenate, stack — forward against NumPy,
-which results are views (shared memory and version counter), gradient
-routing, and errors.
+"""Shape ops: reshape, view, flatten/unflatten, transpose/swapaxes, permute,
+movedim/moveaxis, squeeze, unsqueeze, expand, broadcast_to, repeat, tile,
+flip, roll, T/mT, cat/concatenate, stack, split, chunk, unbind, diagonal,
+tril, triu — forward against NumPy, which results are views (shared memory
+and version counter) and which copies, gradient routing, errors, and
+hypothesis properties over random shapes.
 
 Finite-difference gradient checks are the entries of ``_cases.py``.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oxmera
 
@@ -59,6 +63,35 @@ FORWARD = [
      lambda a: np.broadcast_to(a[0, 0], (3, 4))),
     ("broadcast_to-method", lambda x: x.broadcast_to((5, 2, 3, 4)),
      lambda a: np.broadcast_to(a, (5, 2, 3, 4))),
+    ("flatten", lambda x: x.flatten(), lambda a: a.reshape(-1)),
+    ("flatten-start", lambda x: oxmera.flatten(x, 1), lambda a: a.reshape(2, 12)),
+    ("flatten-range", lambda x: x.flatten(0, -2), lambda a: a.reshape(6, 4)),
+    ("flatten-one-dim", lambda x: x.flatten(1, 1), lambda a: a),
+    ("unflatten", lambda x: x.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
+    ("unflatten-infer", lambda x: oxmera.unflatten(x, -1, [-1, 1, 2]),
+     lambda a: a.reshape(2, 3, 2, 1, 2)),
+    ("movedim", lambda x: x.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
+    ("movedim-tuple", lambda x: oxmera.movedim(x, (0, 2), (1, 0)),
+     lambda a: np.moveaxis(a, (0, 2), (1, 0))),
+    ("moveaxis", lambda x: x.moveaxis(-1, 1), lambda a: np.moveaxis(a, -1, 1)),
+    ("repeat", lambda x: x.repeat(2, 1, 3), lambda a: np.tile(a, (2, 1, 3))),
+    ("repeat-new-dims", lambda x: oxmera.repeat(x, 2, 1, 1, 2), lambda a: np.tile(a, (2, 1, 1, 2))),
+    ("tile", lambda x: oxmera.tile(x, (2,)), lambda a: np.tile(a, (2,))),
+    ("tile-method", lambda x: x.tile(2, 1, 1, 1), lambda a: np.tile(a, (2, 1, 1, 1))),
+    ("flip", lambda x: x.flip(0, 2), lambda a: a[::-1, :, ::-1]),
+    ("flip-function", lambda x: oxmera.flip(x, [-2]), lambda a: a[:, ::-1]),
+    ("roll", lambda x: x.roll(5), lambda a: np.roll(a, 5)),
+    ("roll-dims", lambda x: oxmera.roll(x, (1, -3), (0, 2)), lambda a: np.roll(a, (1, -3), (0, 2))),
+    ("roll-dim", lambda x: x.roll(-7, -2), lambda a: np.roll(a, -7, -2)),
+    ("diagonal", lambda x: x.diagonal(), lambda a: np.diagonal(a)),
+    ("diagonal-dims", lambda x: oxmera.diagonal(x, 1, 2, 1), lambda a: np.diagonal(a, 1, 2, 1)),
+    ("diagonal-negative", lambda x: x.diagonal(-1, dim1=-1, dim2=0),
+     lambda a: np.diagonal(a, -1, -1, 0)),
+    ("diagonal-beyond", lambda x: x.diagonal(9, 1, 2), lambda a: np.diagonal(a, 9, 1, 2)),
+    ("tril", lambda x: x.tril(), lambda a: np.tril(a)),
+    ("tril-offset", lambda x: oxmera.tril(x, -1), lambda a: np.tril(a, -1)),
+    ("triu", lambda x: x.triu(1), lambda a: np.triu(a, 1)),
+    ("triu-negative", lambda x: oxmera.triu(x, diagonal=-2), lambda a: np.triu(a, -2)),
 ]
 
 
@@ -126,6 +159,14 @@ VIEWS = {
     "index-basic": lambda x: x[0],
     "index-ellipsis": lambda x: x[...],
     "contiguous-already": lambda x: x.contiguous(),
+    "flatten": lambda x: x.flatten(),
+    "unflatten": lambda x: x.unflatten(1, (3, 1)),
+    "movedim": lambda x: x.movedim(0, 1),
+    "split": lambda x: x.split(2, 1)[1],
+    "split-single": lambda x: x.split(5)[0],
+    "chunk": lambda x: x.chunk(2)[0],
+    "unbind": lambda x: x.unbind(1)[2],
+    "diagonal": lambda x: x.diagonal(1),
 }
 
 
@@ -141,6 +182,51 @@ def test_views_share_memory_and_version_counter(name):
     assert x._version == before + 1
     x._bump_version()
     assert y._version == x._version
+
+
+#: Ops that copy, as in PyTorch (NumPy's flip and tile would share memory).
+COPIES = {
+    "repeat-ones": lambda x: x.repeat(1, 1),
+    "tile-ones": lambda x: x.tile(1),
+    "flip": lambda x: x.flip(0),
+    "flip-nothing": lambda x: x.flip(()),
+    "roll": lambda x: x.roll(1),
+    "roll-zero": lambda x: x.roll(0),
+    "tril": lambda x: x.tril(),
+    "triu": lambda x: x.triu(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_copying_ops_give_fresh_writable_memory(name):
+    x = oxmera.zeros(2, 3)
+    y = COPIES[name](x)
+    assert not np.shares_memory(x.numpy(), y.numpy())
+    assert y.numpy().flags.writeable
+    before = x._version
+    y._bump_version()
+    assert x._version == before
+
+
+def test_diagonal_is_a_writable_view():
+    # As in PyTorch: a write into the diagonal reaches the input (NumPy's
+    # own diagonal view is read-only).
+    x = oxmera.zeros(3, 3)
+    d = x.diagonal()
+    assert d.numpy().flags.writeable
+    d.numpy()[...] = [1.0, 2.0, 3.0]
+    np.testing.assert_array_equal(x.numpy(), np.diag([1.0, 2.0, 3.0]))
+    # the diagonal of a read-only (broadcast) view stays read-only
+    b = oxmera.zeros(3).expand(3, 3)
+    assert not b.diagonal().numpy().flags.writeable
+
+
+def test_split_pieces_share_the_input_version_counter():
+    x = oxmera.zeros(4, 2)
+    pieces = x.split(2)
+    before = x._version
+    pieces[1]._bump_version()
+    assert x._version == pieces[0]._version == before + 1
 
 
 def test_reshape_of_non_contiguous_input_copies():
@@ -177,7 +263,10 @@ def test_shape_op_nodes_are_named():
     names = {"reshape": x.reshape(3, 2), "view": x.view(6), "transpose": x.transpose(0, 1),
              "permute": x.permute(1, 0), "squeeze": x.squeeze(), "unsqueeze": x.unsqueeze(0),
              "expand": x.expand(2, 2, 3), "broadcast_to": x.broadcast_to((2, 2, 3)),
-             "cat": oxmera.cat([x, x]), "stack": oxmera.stack([x, x])}
+             "cat": oxmera.cat([x, x]), "stack": oxmera.stack([x, x]),
+             "repeat": x.repeat(2, 1), "flip": x.flip(0), "roll": x.roll(1),
+             "split": x.split(1)[0], "unbind": x.unbind()[1], "diagonal": x.diagonal(),
+             "tril": x.tril(), "triu": x.triu()}
     for name, out in names.items():
         expected = "".join(p.capitalize() for p in name.split("_")) + "Backward"
         assert out.grad_fn.name == expected
@@ -296,6 +385,37 @@ ERRORS = [
      r"stack.*\(2, 3\).*\(3, 2\)"),
     ("stack-dim", lambda x: oxmera.stack([x, x], dim=3), IndexError, "stack.*range"),
     ("stack-not-a-sequence", lambda x: oxmera.stack(x), TypeError, "sequence"),
+    ("squeeze-repeated", lambda x: x.squeeze((0, -2)), RuntimeError, "squeeze.*dim 0.*multiple"),
+    ("flatten-order", lambda x: x.flatten(1, 0), RuntimeError, "flatten.*start_dim"),
+    ("flatten-dim", lambda x: x.flatten(2), IndexError, "flatten.*range"),
+    ("unflatten-sizes", lambda x: x.unflatten(1, (2, 2)), RuntimeError,
+     r"unflatten.*\(2, 2\).*dim 1 \(3\).*\(2, 3\)"),
+    ("unflatten-two-infer", lambda x: x.unflatten(1, (-1, -1)), RuntimeError, "unflatten"),
+    ("unflatten-empty", lambda x: x.unflatten(1, ()), RuntimeError, "unflatten.*non-empty"),
+    ("unflatten-dim", lambda x: x.unflatten(2, (3,)), IndexError, "unflatten.*range"),
+    ("movedim-lengths", lambda x: x.movedim((0, 1), 0), RuntimeError, "movedim.*same number"),
+    ("movedim-repeated", lambda x: x.movedim((0, 0), (0, 1)), RuntimeError,
+     "movedim.*multiple"),
+    ("movedim-dim", lambda x: x.movedim(2, 0), IndexError, "movedim.*range"),
+    ("repeat-too-few", lambda x: x.repeat(2), RuntimeError, r"repeat.*\(1\).*\(2, 3\)"),
+    ("repeat-negative", lambda x: x.repeat(-1, 1), RuntimeError, "repeat.*non-negative"),
+    ("repeat-not-int", lambda x: x.repeat(1.5, 1), TypeError, "repeat"),
+    ("tile-negative", lambda x: x.tile(-2), RuntimeError, "non-negative"),
+    ("flip-repeated", lambda x: x.flip(0, -2), RuntimeError, "flip.*dim 0.*multiple"),
+    ("flip-dim", lambda x: x.flip(2), IndexError, "flip.*range"),
+    ("roll-no-dims-two-shifts", lambda x: x.roll((1, 2)), RuntimeError, "roll.*align"),
+    ("roll-misaligned", lambda x: x.roll(1, (0, 1)), RuntimeError, "roll.*align"),
+    ("roll-dim", lambda x: x.roll(1, 2), IndexError, "roll.*range"),
+    ("split-sizes", lambda x: x.split([1, 2]), RuntimeError, r"split.*\(1, 2\).*2.*\(2, 3\)"),
+    ("split-negative-size", lambda x: x.split([3, -1], 1), RuntimeError, "split"),
+    ("split-zero", lambda x: x.split(0), RuntimeError, "split.*size 2"),
+    ("split-dim", lambda x: x.split(1, 2), IndexError, "split.*range"),
+    ("chunk-zero", lambda x: x.chunk(0), RuntimeError, "chunk.*greater than 0"),
+    ("chunk-dim", lambda x: x.chunk(2, -3), IndexError, "chunk.*range"),
+    ("unbind-dim", lambda x: x.unbind(2), IndexError, "unbind.*range"),
+    ("diagonal-same-dims", lambda x: x.diagonal(0, 1, -1), RuntimeError,
+     "diagonal.*identical"),
+    ("diagonal-dim", lambda x: x.diagonal(0, 0, 2), IndexError, "diagonal.*range"),
 ]
 
 
@@ -329,3 +449,210 @@ def test_broadcast_view_matches_numpy_and_is_read_only(source, shape):
     np.testing.assert_array_equal(out, np.broadcast_to(source, shape))
     assert out.shape == shape and not out.flags.writeable
     assert np.shares_memory(out, source) or source.size == 0
+
+
+# -- split, chunk, unbind ------------------------------------------------------------------------
+
+def _pieces(result):
+    assert isinstance(result, tuple)
+    return [p.numpy() for p in result]
+
+
+@pytest.mark.parametrize("size, split_size", [(5, 2), (6, 3), (3, 5), (4, 1), (0, 2), (0, 0)])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_split_by_size_matches_numpy(size, split_size, dim):
+    shape = [2, 2]
+    shape[dim] = size
+    a = _arange(*shape)
+    d = dim % 2
+    bounds = list(range(split_size, size, split_size)) if split_size else []
+    expected = np.split(a, bounds, axis=d)
+    for got in (oxmera.tensor(a).split(split_size, dim), oxmera.split(oxmera.tensor(a),
+                                                                       split_size, dim=dim)):
+        pieces = _pieces(got)
+        assert len(pieces) == len(expected)
+        for p, e in zip(pieces, expected):
+            np.testing.assert_array_equal(p, e)
+            assert p.shape == e.shape
+
+
+def test_split_by_sizes():
+    a = _arange(2, 6)
+    pieces = _pieces(oxmera.tensor(a).split([1, 0, 5], dim=1))
+    for p, e in zip(pieces, (a[:, :1], a[:, 1:1], a[:, 1:])):
+        np.testing.assert_array_equal(p, e)
+    assert oxmera.zeros(0).split([]) == ()
+    assert len(oxmera.zeros(3).split((3,))) == 1
+
+
+@pytest.mark.parametrize("size, chunks, expected", [
+    (5, 3, [2, 2, 1]), (6, 4, [2, 2, 2]), (6, 3, [2, 2, 2]), (2, 5, [1, 1]), (1, 1, [1]),
+    (0, 3, [0, 0, 0]), (7, 1, [7])])
+def test_chunk_sizes_follow_pytorch(size, chunks, expected):
+    pieces = oxmera.arange(size).chunk(chunks)
+    assert [p.shape[0] for p in pieces] == expected
+    if size:
+        np.testing.assert_array_equal(np.concatenate([p.numpy() for p in pieces]),
+                                      np.arange(size))
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+def test_unbind_matches_numpy(dim):
+    a = _arange(2, 3, 4)
+    pieces = oxmera.tensor(a).unbind(dim)
+    expected = [np.take(a, i, axis=dim) for i in range(a.shape[dim])]
+    assert len(pieces) == len(expected)
+    for p, e in zip(pieces, expected):
+        _check(p, e)
+    assert oxmera.zeros(0, 3).unbind() == ()
+    assert [p.shape for p in oxmera.tensor([1.0, 2.0]).unbind()] == [(), ()]
+
+
+def test_split_is_one_node_and_unused_pieces_get_zero_gradient():
+    x = leaf(_arange(6, 2))
+    a, b, c = x.split(2)
+    assert a.grad_fn is b.grad_fn is c.grad_fn
+    assert a.grad_fn.name == "SplitBackward"
+    (b * 3).sum().backward()
+    expected = np.zeros((6, 2))
+    expected[2:4] = 3
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_unbind_gradient_with_some_slices_used():
+    x = leaf(_arange(3, 2))
+    rows = x.unbind()
+    (rows[0] * rows[2]).sum().backward()
+    a = _arange(3, 2)
+    np.testing.assert_array_equal(x.grad.numpy(), [a[2], [0.0, 0.0], a[0]])
+
+
+def test_split_and_unbind_of_tensors_without_grad_record_nothing():
+    x = oxmera.ones(4, 2)
+    assert all(p.grad_fn is None and not p.requires_grad for p in x.split(1))
+    assert all(p.grad_fn is None for p in x.unbind())
+
+
+# -- the rest: 0-d and size-0 inputs, dtypes, errors that need their own inputs --------------------
+
+def test_0d_and_size_0_inputs():
+    s = oxmera.tensor(3.0)
+    _check(s.flatten(), np.array([3.0], np.float32))
+    _check(s.movedim(0, 0), np.float32(3.0))
+    _check(s.repeat(2, 1), np.full((2, 1), 3.0, np.float32))
+    _check(s.repeat(()), np.float32(3.0))
+    _check(oxmera.tile(s, (3,)), np.full(3, 3.0, np.float32))
+    _check(s.flip(0), np.float32(3.0))
+    _check(s.roll(4), np.float32(3.0))
+    e = oxmera.zeros(0, 3)
+    _check(e.flatten(), np.zeros(0, np.float32))
+    _check(e.repeat(2, 2), np.zeros((0, 6), np.float32))
+    _check(e.roll(2), np.zeros((0, 3), np.float32))
+    _check(e.roll(1, 0), np.zeros((0, 3), np.float32))
+    _check(e.diagonal(), np.zeros(0, np.float32))
+    _check(e.tril(), np.zeros((0, 3), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_], ids=str)
+def test_copying_ops_keep_the_dtype(dtype):
+    x = oxmera.tensor((_arange(3, 3) % 2).astype(dtype))
+    for out in (x.repeat(2, 1), x.tile(2), x.flip(0), x.roll(1), x.tril(), x.triu(),
+                x.diagonal(), x.split(1)[0], x.unbind()[0], x.flatten()):
+        assert out.dtype == dtype
+
+
+LOW_RANK_ERRORS = [
+    ("split-0d", lambda: oxmera.tensor(1.0, requires_grad=True).split(1), RuntimeError,
+     "split.*1-dimensional"),
+    ("chunk-0d", lambda: oxmera.tensor(1.0, requires_grad=True).chunk(1), RuntimeError,
+     "chunk.*1-dimensional"),
+    ("unbind-0d", lambda: oxmera.tensor(1.0, requires_grad=True).unbind(), IndexError,
+     "unbind.*no dimensions"),
+    ("unflatten-0d", lambda: oxmera.tensor(1.0, requires_grad=True).unflatten(0, (1,)),
+     IndexError, "unflatten.*no dimensions"),
+    ("diagonal-1d", lambda: oxmera.ones(3, requires_grad=True).diagonal(), IndexError,
+     "diagonal.*at least 2 dimensions"),
+    ("tril-1d", lambda: oxmera.ones(3, requires_grad=True).tril(), RuntimeError,
+     r"tril.*at least 2 dimensions.*\(3,\)"),
+    ("triu-0d", lambda: oxmera.triu(oxmera.tensor(1.0, requires_grad=True)), RuntimeError,
+     "triu.*at least 2 dimensions"),
+]
+
+
+@pytest.mark.parametrize("call, error, pattern", [e[1:] for e in LOW_RANK_ERRORS],
+                         ids=[e[0] for e in LOW_RANK_ERRORS])
+def test_ops_that_need_dimensions_reject_low_rank_inputs(call, error, pattern):
+    with unchanged():
+        with pytest.raises(error, match=pattern):
+            call()
+
+
+# -- properties over random shapes ---------------------------------------------------------------
+
+_shapes = st.lists(st.integers(0, 4), min_size=1, max_size=4).map(tuple)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=_shapes, data=st.data())
+def test_split_then_cat_is_the_identity_and_gradients_route_back(shape, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    size = shape[dim]
+    split_size = data.draw(st.integers(1, 5)) if size else 0
+    a = np.random.default_rng(0).standard_normal(shape)
+    x = leaf(a)
+    pieces = x.split(split_size, dim)
+    np.testing.assert_array_equal(oxmera.cat(pieces, dim).detach().numpy(), a)
+    assert sum(p.shape[dim] for p in pieces) == size
+    used = data.draw(st.lists(st.integers(0, len(pieces) - 1), max_size=3))
+    expected = np.zeros_like(a)
+    start = [0]
+    for p in pieces:
+        start.append(start[-1] + p.shape[dim])
+    if used:
+        total = sum((pieces[i] * (i + 1)).sum() for i in used)
+        total.backward()
+        for i in used:
+            index = [slice(None)] * len(shape)
+            index[dim % len(shape)] = slice(start[i], start[i + 1])
+            expected[tuple(index)] += i + 1
+        np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=_shapes, data=st.data())
+def test_movedim_flip_roll_repeat_match_numpy(shape, data):
+    ndim = len(shape)
+    a = np.arange(int(np.prod(shape))).reshape(shape)
+    x = oxmera.tensor(a)
+    count = data.draw(st.integers(0, ndim))
+    source = data.draw(st.permutations(range(ndim)))[:count]
+    destination = data.draw(st.permutations(range(ndim)))[:count]
+    _check(x.movedim(tuple(source), tuple(destination)), np.moveaxis(a, source, destination))
+    dims = tuple(data.draw(st.permutations(range(ndim)))[:data.draw(st.integers(0, ndim))])
+    _check(x.flip(dims), np.flip(a, dims) if dims else a)
+    shifts = tuple(data.draw(st.integers(-6, 6)) for _ in dims)
+    if dims:
+        _check(x.roll(shifts, dims), np.roll(a, shifts, dims))
+        _check(x.roll(shifts, dims).roll(tuple(-s for s in shifts), dims), a)
+    reps = tuple(data.draw(st.integers(0, 3)) for _ in range(ndim + data.draw(st.integers(0, 2))))
+    _check(x.repeat(reps), np.tile(a, reps))
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=2, max_size=4).map(tuple), data=st.data())
+def test_diagonal_matches_numpy_and_its_gradient_scatters_back(shape, data):
+    ndim = len(shape)
+    dim1, dim2 = data.draw(st.permutations(range(ndim)))[:2]
+    offset = data.draw(st.integers(-5, 5))
+    a = np.random.default_rng(1).standard_normal(shape)
+    x = leaf(a)
+    d = x.diagonal(offset, dim1, dim2)
+    expected = np.diagonal(a, offset, dim1, dim2)
+    _check(d.detach(), expected)
+    weights = np.random.default_rng(2).standard_normal(expected.shape)
+    (d * oxmera.from_numpy(weights)).sum().backward()
+    reference = np.zeros_like(a)
+    view = np.diagonal(reference, offset, dim1, dim2)
+    view.flags.writeable = True
+    view[...] = weights
+    np.testing.assert_array_equal(x.grad.numpy(), reference)
