@@ -1,3 +1,7 @@
-"""``oxmera.linalg``: norm, inv, det, solve (the ops live in ``oxmera.ops.linalg``)."""
+"""``oxmera.linalg``: norm, vector_norm, matrix_norm, inv, det, solve (as ``torch.linalg``).
 
-__all__ = []
+The ops live in ``oxmera.ops.linalg``; this namespace only re-exports them.
+"""
+from oxmera.ops.linalg import det, inv, matrix_norm, norm, solve, vector_norm
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve"]

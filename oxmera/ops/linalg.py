@@ -1,13 +1,43 @@
-"""Linear algebra: matmul (1-D, 2-D, batched, broadcasting batch dims)."""
+"""Linear algebra: matmul (1-D, 2-D, batched, broadcasting batch dims), mm, bmm,
+dot, outer, einsum, tensordot, and the ops behind ``oxmera.linalg``: inv, det,
+solve, and the vector and matrix norms.
+
+The primitives with VJPs of their own are matmul, einsum, inv, det, solve
+and svd; mm, bmm, dot, outer and tensordot check their operands and are
+composed from matmul, mul and shape ops; the norms from the reductions and
+svd. ``__all__`` lists what is also ``oxmera.NAME``; the names only in
+``oxmera.linalg`` are re-exported there.
+"""
+import collections
+import math
+import operator
+import string
+
 import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
+from oxmera.ops import _registry
+from oxmera.ops import reduce as _reduce
+from oxmera.ops import shape as _shape
+from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
+from oxmera.ops.elementwise import mul
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot"]
 
 OpError = _core.OpError
+Tensor = _core.Tensor
 
+
+def _shape_of(x):
+    return tuple(x.shape) if isinstance(x, (Tensor, np.ndarray)) else np.shape(x)
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Tensor) else as_tensor(x)
+
+
+# -- matmul and its checked special cases -------------------------------------------------
 
 @op(inputs=2, promote=True, method=True, operators=("__matmul__", "__rmatmul__"))
 def matmul(input, other):
@@ -56,3 +86,612 @@ def _(ctx, grad, input, other):
         if len(ctx.input_shape(1)) == 1:
             grad_other = grad_other.squeeze(-1)
     return grad_input, grad_other
+
+
+def mm(input, mat2):
+    """Product of two matrices (2-D only; :func:`matmul` for other ranks).
+
+    Unlike PyTorch, operands of different dtypes are promoted, as in matmul.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.mm(oxmera.ones(2, 3), oxmera.ones(3, 4)).shape
+    (2, 4)
+    """
+    a, b = _shape_of(input), _shape_of(mat2)
+    if len(a) != 2 or len(b) != 2:
+        raise OpError(f"mm(): expected two 2-D tensors, got shapes {a} and {b}")
+    if a[1] != b[0]:
+        raise OpError(f"mm(): shapes {a} and {b} cannot be multiplied ({a[1]} != {b[0]})")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` (3-D only,
+    equal batch sizes: no broadcasting; :func:`matmul` broadcasts).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.bmm(oxmera.ones(5, 2, 3), oxmera.ones(5, 3, 4)).shape
+    (5, 2, 4)
+    """
+    a, b = _shape_of(input), _shape_of(mat2)
+    if len(a) != 3 or len(b) != 3:
+        raise OpError(f"bmm(): expected two 3-D tensors, got shapes {a} and {b}")
+    if a[0] != b[0]:
+        raise OpError(f"bmm(): batch sizes differ: shapes {a} and {b} ({a[0]} != {b[0]})")
+    if a[2] != b[1]:
+        raise OpError(f"bmm(): shapes {a} and {b} cannot be multiplied ({a[2]} != {b[1]})")
+    return matmul(input, mat2)
+
+
+def dot(input, other):
+    """Inner product of two 1-D tensors of the same length (a 0-d tensor).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.dot(oxmera.tensor([1.0, 2.0]), oxmera.tensor([3.0, 4.0]))
+    tensor(11., dtype=float32)
+    """
+    a, b = _shape_of(input), _shape_of(other)
+    if len(a) != 1 or len(b) != 1:
+        raise OpError(f"dot(): expected two 1-D tensors, got shapes {a} and {b}")
+    if a != b:
+        raise OpError(f"dot(): the tensors have different lengths: shapes {a} and {b}")
+    return matmul(input, other)
+
+
+def outer(input, vec2):
+    """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.outer(oxmera.tensor([1.0, 2.0]), oxmera.tensor([1.0, 10.0, 100.0]))
+    tensor([[  1.,  10., 100.],
+            [  2.,  20., 200.]], dtype=float32)
+    """
+    a, b = _shape_of(input), _shape_of(vec2)
+    if len(a) != 1 or len(b) != 1:
+        raise OpError(f"outer(): expected two 1-D tensors, got shapes {a} and {b}")
+    return mul(_shape.reshape(input, (a[0], 1)), vec2)
+
+
+def tensordot(a, b, dims=2):
+    """Sum of products over the given dims of ``a`` and ``b`` (as ``torch.tensordot``).
+
+    ``dims`` is an int ``d`` (the last ``d`` dims of ``a`` with the first
+    ``d`` of ``b``) or a pair of dim lists ``([dims of a], [dims of b])``.
+    Composed of permute, reshape and matmul.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> a, b = oxmera.ones(2, 3, 4), oxmera.ones(3, 4, 5)
+    >>> oxmera.tensordot(a, b).shape
+    (2, 5)
+    >>> oxmera.tensordot(a, b, dims=([1], [0])).shape
+    (2, 4, 4, 5)
+    """
+    sa, sb = _shape_of(a), _shape_of(b)
+    if isinstance(dims, (tuple, list)):
+        if len(dims) != 2:
+            raise OpError(f"tensordot(): dims must be an int or a pair of dim lists, got {dims!r}")
+        dims_a, dims_b = (list(d) if isinstance(d, (tuple, list)) else [d] for d in dims)
+    else:
+        count = operator.index(dims)
+        if count < 0 or count > len(sa) or count > len(sb):
+            raise OpError(f"tensordot(): cannot contract {count} dims of tensors of shapes {sa} "
+                          f"and {sb}")
+        dims_a, dims_b = list(range(len(sa) - count, len(sa))), list(range(count))
+    if len(dims_a) != len(dims_b):
+        raise OpError(f"tensordot(): both tensors need the same number of dims to contract, "
+                      f"got {dims_a} and {dims_b} for shapes {sa} and {sb}")
+    dims_a = [_core.normalize_dim(d, len(sa), "tensordot") for d in dims_a]
+    dims_b = [_core.normalize_dim(d, len(sb), "tensordot") for d in dims_b]
+    if len(set(dims_a)) != len(dims_a) or len(set(dims_b)) != len(dims_b):
+        raise OpError(f"tensordot(): a dim is contracted twice in {dims_a} and {dims_b}")
+    for da, db in zip(dims_a, dims_b):
+        if sa[da] != sb[db]:
+            raise OpError(f"tensordot(): contracted dimensions need the same size, but dim {da} "
+                          f"of shape {sa} is {sa[da]} and dim {db} of shape {sb} is {sb[db]}")
+    free_a = [d for d in range(len(sa)) if d not in dims_a]
+    free_b = [d for d in range(len(sb)) if d not in dims_b]
+    size = math.prod(sa[d] for d in dims_a)
+    left = _shape.permute(a, free_a + dims_a).reshape(math.prod(sa[d] for d in free_a), size)
+    right = _shape.permute(b, dims_b + free_b).reshape(size, math.prod(sb[d] for d in free_b))
+    return matmul(left, right).reshape(tuple(sa[d] for d in free_a) + tuple(sb[d]
+                                                                          for d in free_b))
+
+
+# -- einsum ---------------------------------------------------------------------------------
+
+_LETTERS = string.ascii_letters
+
+
+def _sublist(subscripts):
+    # NumPy's sublist form: ints 0..51 (A-Z then a-z) and Ellipsis.
+    out = []
+    for s in subscripts:
+        if s is Ellipsis:
+            out.append("...")
+            continue
+        i = operator.index(s)
+        if not 0 <= i < 52:
+            raise ValueError(f"einsum(): sublist subscripts must be in [0, 52), got {i}")
+        out.append(chr(ord("A") + i) if i < 26 else chr(ord("a") + i - 26))
+    return "".join(out)
+
+
+def _einsum_arguments(args):
+    """(equation, operands) from the call forms einsum(eq, *ops), einsum(eq, [ops])
+    and einsum(op0, sublist0, op1, sublist1, ..., [output sublist])."""
+    if not args:
+        raise TypeError("einsum(): missing the equation and operands")
+    if isinstance(args[0], str):
+        operands = args[1:]
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = operands[0]
+        return args[0], list(operands)
+    pairs = len(args) // 2
+    operands = list(args[0:2 * pairs:2])
+    equation = ",".join(_sublist(s) for s in args[1:2 * pairs:2])
+    if len(args) % 2:
+        equation += "->" + _sublist(args[-1])
+    return equation, operands
+
+
+def _split_ellipsis(term, equation):
+    head, dots, tail = term.partition("...")
+    for part in (head, tail):
+        for c in part:
+            if c not in _LETTERS:
+                raise OpError(f"einsum(): invalid subscript {c!r} in equation {equation!r}; "
+                              f"subscripts are letters a-z, A-Z and '...'")
+    return head, bool(dots), tail
+
+
+def _canonical_equation(equation, shapes):
+    """The equation with every dim labeled by a letter and the output explicit.
+
+    Ellipses become fresh letters (right-aligned, broadcasting like NumPy);
+    an implicit output is the ellipsis dims then the letters used once, in
+    alphabetical order. An explicit output without an ellipsis sums the
+    ellipsis dims (as in PyTorch).
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    if "->" in rhs:
+        raise OpError(f"einsum(): equation {equation!r} has more than one '->'")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise OpError(f"einsum(): equation {equation!r} has {len(terms)} operand(s) but "
+                      f"{len(shapes)} tensor(s) were given (shapes {', '.join(map(str, shapes))})")
+    parsed, ellipsis_ndim = [], 0
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        head, dots, tail = _split_ellipsis(term, equation)
+        extra = len(shape) - len(head) - len(tail)
+        if extra < 0 or (extra and not dots):
+            raise OpError(f"einsum(): operand {k} has subscripts {term!r} for "
+                          f"{len(head) + len(tail)} dim(s), but its shape is {shape}")
+        parsed.append((head, extra, tail))
+        ellipsis_ndim = max(ellipsis_ndim, extra)
+    unused = [c for c in _LETTERS if c not in eq]
+    if len(unused) < ellipsis_ndim:
+        raise OpError(f"einsum(): too many dims in {equation!r} to label with 52 letters")
+    ellipsis = "".join(unused[:ellipsis_ndim])
+    inputs = [head + ellipsis[ellipsis_ndim - extra:] + tail for head, extra, tail in parsed]
+    if arrow:
+        head, dots, tail = _split_ellipsis(rhs, equation)
+        output = head + (ellipsis if dots else "") + tail
+        labels = set("".join(inputs))
+        for c in output:
+            if c not in labels:
+                raise OpError(f"einsum(): output subscript {c!r} of {equation!r} does not "
+                              f"appear in the operands")
+        if len(set(output)) != len(output):
+            raise OpError(f"einsum(): output subscripts of {equation!r} repeat a letter")
+    else:
+        counts = collections.Counter("".join(h + t for h, _, t in parsed))
+        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1))
+    return ",".join(inputs) + "->" + output
+
+
+def _optimize(equation, operands):
+    # NumPy's own loop is fastest for small problems; a contraction path
+    # (BLAS for pairs) pays off for three operands or large ones.
+    if len(operands) > 2:
+        return True
+    sizes = {}
+    for term, a in zip(equation.split("->")[0].split(","), operands):
+        sizes.update(zip(term, a.shape))
+    return len(operands) == 2 and math.prod(sizes.values()) > 100_000
+
+
+@op("einsum", inputs="sequence", promote=True)
+def _einsum_op(operands, equation):
+    """The recorded op behind :func:`einsum`, on an equation in canonical
+    form (every dim a letter, explicit output: see ``_canonical_equation``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import _einsum_op
+    >>> _einsum_op([oxmera.ones(2, 3), oxmera.ones(3)], "ij,j->i")
+    tensor([3., 3.], dtype=float32)
+    """
+    out = np.einsum(equation, *operands, optimize=_optimize(equation, operands))
+    out = np.asarray(out)
+    # One operand can give a view of it (a transpose, a diagonal): the op's
+    # output must own its memory.
+    if any(np.may_share_memory(out, a) for a in operands):
+        out = out.copy()
+    return out
+
+
+@_einsum_op.vjp
+def _(ctx, grad, operands, equation):
+    inputs, output = equation.split("->")
+    inputs = inputs.split(",")
+    return [_einsum_operand_grad(grad, operands, inputs, output, k, equation)
+            if ctx.needs_input_grad[k] else None for k in range(len(operands))]
+
+
+def _einsum_operand_grad(grad, operands, inputs, output, k, equation):
+    """The gradient of operand ``k``: the einsum of the output's gradient with
+    the other operands, to operand ``k``'s subscripts."""
+    target = inputs[k]
+    shape = _shape_of(operands[k])
+    size = dict(zip(target, shape))
+    terms, args = [output], [grad]
+    for j, operand in enumerate(operands):
+        if j != k:
+            terms.append(inputs[j])
+            args.append(operand)
+    available = set("".join(terms))
+    # A label only operand k has (summed in the forward): its gradient is
+    # constant along it, which a ones vector spreads.
+    for c in dict.fromkeys(target):
+        if c not in available:
+            terms.append(c)
+            args.append(ones(size[c], dtype=grad.dtype))
+    # A repeated label (a diagonal, 'ii'): the gradient lives on the diagonal,
+    # which an identity matrix tying a fresh label to the first one gives.
+    fresh = iter(c for c in _LETTERS if c not in equation)
+    labels, seen = [], set()
+    for c in target:
+        if c in seen:
+            label = next(fresh, None)
+            if label is None:
+                raise RuntimeError(f"einsum backward: too many repeated subscripts in "
+                                   f"{equation!r} to label with 52 letters")
+            terms.append(c + label)
+            args.append(eye(size[c], dtype=grad.dtype))
+            labels.append(label)
+        else:
+            seen.add(c)
+            labels.append(c)
+    result = _einsum_op(args, ",".join(terms) + "->" + "".join(labels))
+    # Where the operand has a dim the others broadcast (size 1 there), the
+    # gradient is constant along it; the engine sums the opposite case.
+    full = np.broadcast_shapes(result.shape, shape)
+    return result.expand(full) if full != result.shape else result
+
+
+def einsum(*args):
+    """Einstein summation, as ``numpy.einsum`` / ``torch.einsum``.
+
+    Takes ``einsum(equation, *operands)``, ``einsum(equation, [operands])`` or
+    NumPy's sublist form ``einsum(op0, [0, 1], op1, [1, 2], [0, 2])``. Any
+    subscripts NumPy accepts work: repeated letters (diagonals, ``'ii->i'``,
+    traces ``'ii'``), ellipses broadcasting batch dims (``'...ij,...jk->...ik'``)
+    and implicit outputs (``'ij,jk'``). The gradient of each operand is the
+    einsum of the output's gradient with the other operands.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> a = oxmera.arange(6.0).reshape(2, 3)
+    >>> oxmera.einsum("ij->ji", a).shape
+    (3, 2)
+    >>> oxmera.einsum("ij,ij->", a, a)
+    tensor(55., dtype=float32)
+    >>> oxmera.einsum("ii", oxmera.eye(3))
+    tensor(3., dtype=float32)
+    >>> oxmera.einsum("...ij,...jk", oxmera.ones(4, 2, 3), oxmera.ones(3, 5)).shape
+    (4, 2, 5)
+    """
+    equation, operands = _einsum_arguments(args)
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): the equation must be a string, got {type(equation).__name__}")
+    if not operands:
+        raise OpError(f"einsum(): equation {equation!r} needs at least one operand")
+    canonical = _canonical_equation(equation, [_shape_of(o) for o in operands])
+    return _einsum_op(operands, canonical)
+
+
+# -- inv, det, solve -----------------------------------------------------------------------
+
+def _check_square(shape, opname, what="the input"):
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise OpError(f"{opname}(): {what} must be a square matrix or a batch of them, got "
+                      f"shape {shape}")
+
+
+@op("linalg_inv", save=(), save_output=True, float_only=True)
+def inv(A):
+    """Inverse of a square matrix (or of each in a batch): ``oxmera.linalg.inv``.
+
+    A singular matrix is a ``RuntimeError`` (an :class:`oxmera.OpError`).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.inv(oxmera.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5 , 0.  ],
+            [0.  , 0.25]], dtype=float32)
+    """
+    _check_square(A.shape, "linalg.inv")
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        raise OpError(f"linalg.inv(): the input of shape {A.shape} is singular (has a matrix "
+                      f"with determinant 0), so it has no inverse") from None
+
+
+@inv.vjp
+def _(ctx, grad, A):
+    out_t = ctx.output.mT
+    return -(out_t @ grad @ out_t)
+
+
+@op("linalg_det", save_output=True, float_only=True)
+def det(A):
+    """Determinant of a square matrix (or of each in a batch): ``oxmera.linalg.det``.
+
+    The gradient is ``det(A) * inv(A)^T``; at a singular matrix it is the
+    cofactor matrix (from the determinants of the minors), still exact.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.det(oxmera.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(-2., dtype=float32)
+    """
+    _check_square(A.shape, "linalg.det")
+    return np.asarray(np.linalg.det(A), dtype=A.dtype)
+
+
+@det.vjp
+def _(ctx, grad, A):
+    n = A.shape[-1]
+    if n == 0 or A.numel() == 0:
+        return None
+    out = ctx.output
+    grad = grad.unsqueeze(-1).unsqueeze(-1)
+    if np.all(out.detach().numpy() != 0):
+        try:
+            return (grad * out.unsqueeze(-1).unsqueeze(-1)) * inv(A).mT
+        except OpError:
+            pass                # singular after all: the cofactors below
+    return grad * _cofactors(A)
+
+
+def _cofactors(A):
+    """The cofactor matrix (the gradient of det): signed determinants of the minors."""
+    n = A.shape[-1]
+    if n == 1:
+        return ones_like(A)
+    others = np.array([[j for j in range(n) if j != i] for i in range(n)])
+    rows = others[:, None, :, None]         # (n, 1, n-1, 1)
+    cols = others[None, :, None, :]         # (1, n, 1, n-1)
+    minors = A[..., rows, cols]             # (..., n, n, n-1, n-1)
+    signs = tensor(1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2), dtype=A.dtype)
+    return det(minors) * signs
+
+
+@op("linalg_solve", inputs=2, save=("A",), save_output=True, promote=True, float_only=True)
+def _solve_op(A, B):
+    """The recorded op behind :func:`solve`: ``X`` with ``A @ X = B`` for a
+    matrix ``B`` (``(..., n, k)``), batch dims broadcasting.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import _solve_op
+    >>> _solve_op(oxmera.eye(2) * 2, oxmera.ones(2, 1))
+    tensor([[0.5],
+            [0.5]], dtype=float32)
+    """
+    _check_square(A.shape, "linalg.solve", "A")
+    if B.ndim < 2 or B.shape[-2] != A.shape[-1]:
+        raise OpError(f"linalg.solve(): incompatible shapes: A {A.shape} and B {B.shape}")
+    try:
+        np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    except ValueError:
+        raise OpError(f"linalg.solve(): the batch dims of A {A.shape} and B {B.shape} do not "
+                      f"broadcast") from None
+    try:
+        return np.linalg.solve(A, B)
+    except np.linalg.LinAlgError:
+        raise OpError(f"linalg.solve(): A (shape {A.shape}) is singular: the system has no "
+                      f"unique solution") from None
+
+
+@_solve_op.vjp
+def _(ctx, grad, A, B):
+    # X = A^-1 B: dB = A^-T dX, dA = -dB X^T (batch dims summed by the engine).
+    grad_b = _solve_op(A.mT, grad)
+    grad_a = -(grad_b @ ctx.output.mT) if ctx.needs_input_grad[0] else None
+    return grad_a, grad_b if ctx.needs_input_grad[1] else None
+
+
+def solve(A, B, *, left=True):
+    """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` with ``left=False``):
+    ``oxmera.linalg.solve``.
+
+    ``A`` is ``(*, n, n)``; ``B`` is a batch of vectors ``(*, n)`` (when it is
+    1-D or has ``A``'s shape minus the last dim) or of matrices ``(*, n, k)``;
+    batch dims broadcast. A singular ``A`` is a ``RuntimeError``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> A = oxmera.tensor([[2.0, 1.0], [1.0, 3.0]])
+    >>> oxmera.linalg.solve(A, oxmera.tensor([3.0, 5.0]))
+    tensor([0.8, 1.4], dtype=float32)
+    """
+    sa, sb = _shape_of(A), _shape_of(B)
+    _check_square(sa, "linalg.solve", "A")
+    vector = len(sb) == 1 or (len(sb) == len(sa) - 1 and sb == sa[:-1])
+    if not sb or (sb[-1] if vector else sb[-2 if left else -1]) != sa[-1]:
+        raise OpError(f"linalg.solve(): incompatible shapes: A {sa} and B {sb}")
+    if not left:
+        A = _shape.transpose(A, -2, -1)
+        if not vector:
+            return _solve_op(A, _shape.transpose(B, -2, -1)).mT
+    if vector:
+        return _solve_op(A, _shape.unsqueeze(B, -1)).squeeze(-1)
+    return _solve_op(A, B)
+
+
+# -- svd, for the spectral matrix norms --------------------------------------------------------
+
+# -- norms ---------------------------------------------------------------------------------
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """Vector norm of ``x`` over ``dim`` (all elements by default):
+    ``oxmera.linalg.vector_norm``.
+
+    ``ord`` is 2, 1, ``inf`` (max abs), ``-inf`` (min abs), 0 (nonzeros) or
+    any other number. The gradient at a zero vector is 0 (as in PyTorch).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.vector_norm(oxmera.tensor([3.0, -4.0]))
+    tensor(5., dtype=float32)
+    >>> oxmera.linalg.vector_norm(oxmera.tensor([3.0, -4.0]), ord=float("inf"))
+    tensor(4., dtype=float32)
+    """
+    if isinstance(ord, str):
+        raise OpError(f"linalg.vector_norm(): ord must be a number, got {ord!r}")
+    return _reduce._norm_op(x, ord, dim, keepdim, dtype=dtype)
+
+
+def _matrix_dims(shape, dim, opname):
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise OpError(f"{opname}(): dim must be a pair of dims, got {dim!r}")
+    if len(shape) < 2:
+        raise OpError(f"{opname}(): the input must have at least 2 dims, got shape {shape}")
+    d0, d1 = (_core.normalize_dim(d, len(shape), opname) for d in dim)
+    if d0 == d1:
+        raise OpError(f"{opname}(): dims must be different, got {tuple(dim)}")
+    return d0, d1
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norm of ``A`` over the two dims ``dim``: ``oxmera.linalg.matrix_norm``.
+
+    ``ord`` is ``'fro'`` (Frobenius), ``'nuc'`` (nuclear: sum of singular
+    values), 1 / -1 (max / min absolute column sum), ``inf`` / ``-inf``
+    (max / min absolute row sum), 2 / -2 (largest / smallest singular value).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> A = oxmera.tensor([[1.0, -2.0], [3.0, 4.0]])
+    >>> oxmera.linalg.matrix_norm(A, 1)
+    tensor(6., dtype=float32)
+    >>> oxmera.linalg.matrix_norm(A, float("inf"))
+    tensor(7., dtype=float32)
+    """
+    A = _as_tensor(A)
+    d0, d1 = _matrix_dims(A.shape, dim, "linalg.matrix_norm")
+    if isinstance(ord, str) and ord == "fro":
+        return _reduce._norm_op(A, 2, (d0, d1), keepdim, dtype=dtype)
+    if dtype is not None:
+        A = A.to(dtype)
+    if isinstance(ord, str):
+        if ord != "nuc":
+            raise OpError(f"linalg.matrix_norm(): unsupported ord {ord!r}")
+        values = _singular_values(A, d0, d1)
+        out = values.sum(-1)
+    elif ord in (1, -1, math.inf, -math.inf):
+        # Column sums for 1, row sums for inf; then their max (or min).
+        summed, across = (d0, d1) if abs(ord) == 1 else (d1, d0)
+        sums = A.abs().sum(summed, keepdim=True)
+        out = (_reduce.amax if ord > 0 else _reduce.amin)(sums, across, keepdim=True)
+        return out if keepdim else out.squeeze((d0, d1))
+    elif ord in (2, -2):
+        values = _singular_values(A, d0, d1)
+        out = (_reduce.amax if ord > 0 else _reduce.amin)(values, -1)
+    else:
+        raise OpError(f"linalg.matrix_norm(): unsupported ord {ord!r}")
+    if keepdim:
+        out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+    return out
+
+
+def _singular_values(A, d0, d1):
+    raise NotImplementedError("singular values are not available yet")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """Vector or matrix norm, as ``torch.linalg.norm``: ``oxmera.linalg.norm``.
+
+    With ``dim`` an int (or a 1-tuple): a vector norm (``ord`` default 2);
+    with a pair of dims: a matrix norm (``ord`` default ``'fro'``). Without
+    ``dim``: the 2-norm of all elements when ``ord`` is None, else a vector
+    norm of a 1-D input or a matrix norm of a 2-D one.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> A = oxmera.tensor([[3.0, 0.0], [0.0, 4.0]])
+    >>> oxmera.linalg.norm(A)
+    tensor(5., dtype=float32)
+    >>> oxmera.linalg.norm(A, dim=1)
+    tensor([3., 4.], dtype=float32)
+    >>> oxmera.linalg.norm(A, ord=1)
+    tensor(4., dtype=float32)
+    """
+    shape = _shape_of(A)
+    if dim is not None and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if len(shape) == 1:
+            dim = (0,)
+        elif len(shape) == 2:
+            dim = (0, 1)
+        else:
+            raise OpError(f"linalg.norm(): with ord given but no dim, the input must be 1-D or "
+                          f"2-D, got shape {shape}")
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+    raise OpError(f"linalg.norm(): dim must be an int or a pair of dims, got {tuple(dim)}")
+
+
+# -- Tensor methods (as in PyTorch) ---------------------------------------------------------
+
+def _inverse(self):
+    """``oxmera.linalg.inv(self)``: PyTorch's ``Tensor.inverse``."""
+    return inv(self)
+
+
+def _det(self):
+    """``oxmera.linalg.det(self)``: PyTorch's ``Tensor.det``."""
+    return det(self)
+
+
+for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("outer", outer),
+                   ("inverse", _inverse), ("det", _det)):
+    _registry.add_tensor_attribute(_name, _fn)
+del _name, _fn
