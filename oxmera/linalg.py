@@ -1,7 +1,8 @@
-"""``oxmera.linalg``: norm, vector_norm, matrix_norm, inv, det, solve (as ``torch.linalg``).
+"""``oxmera.linalg``: norm, vector_norm, matrix_norm, inv, det, solve, svdvals
+(as ``torch.linalg``).
 
 The ops live in ``oxmera.ops.linalg``; this namespace only re-exports them.
 """
-from oxmera.ops.linalg import det, inv, matrix_norm, norm, solve, vector_norm
+from oxmera.ops.linalg import det, inv, matrix_norm, norm, solve, svdvals, vector_norm
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "svdvals"]

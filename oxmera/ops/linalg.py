@@ -21,7 +21,7 @@ from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
-from oxmera.ops.elementwise import mul
+from oxmera.ops.elementwise import mul, where
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot"]
 
@@ -560,6 +560,82 @@ def solve(A, B, *, left=True):
 
 # -- svd, for the spectral matrix norms --------------------------------------------------------
 
+@op("linalg_svd", save=(), save_output=True, float_only=True, outputs=("U", "S", "Vh"))
+def _svd(A):
+    """The reduced singular value decomposition ``A = U diag(S) Vh`` behind
+    :func:`svdvals` and the nuclear and spectral norms (``U`` is ``(..., m, k)``,
+    ``S`` ``(..., k)`` in descending order, ``Vh`` ``(..., k, n)``, ``k = min(m, n)``).
+
+    Its gradient is PyTorch's (``svd_backward``); through ``U`` and ``Vh`` it
+    needs distinct singular values, and only functions that do not depend on
+    the signs of the singular vectors have a well-defined one.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import _svd
+    >>> _svd(oxmera.tensor([[3.0, 0.0], [0.0, -4.0]])).S
+    tensor([4., 3.], dtype=float32)
+    """
+    if A.ndim < 2:
+        raise OpError(f"linalg.svd(): the input must have at least 2 dims, got shape {A.shape}")
+    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    return U, S, Vh
+
+
+def _absent(grad):
+    # An output nothing depended on gets a zero gradient from the engine;
+    # skipping its terms avoids 0/0 at repeated singular values.
+    return not grad.requires_grad and not np.any(grad.detach().numpy())
+
+
+@_svd.vjp
+def _(ctx, grads, A):
+    grad_u, grad_s, grad_vh = grads
+    U, S, Vh = ctx.output
+    m, n = U.shape[-2], Vh.shape[-1]
+    use_u, use_vh = not _absent(grad_u), not _absent(grad_vh)
+    if not use_u and not use_vh:
+        return (U * grad_s.unsqueeze(-2)) @ Vh
+    # The diagonal-free part, in the basis of the singular vectors:
+    # (skew(U^T gU) S + S skew(V^T gV)) / E with E_jk = S_k^2 - S_j^2 (1 on
+    # the diagonal, where the skew parts vanish).
+    squares = S * S
+    k = S.shape[-1]
+    diagonal = np.eye(k, dtype=bool)
+    E = where(diagonal, 1.0, squares.unsqueeze(-2) - squares.unsqueeze(-1))
+    inner = 0.0
+    if use_u:
+        product = U.mT @ grad_u
+        inner = (product - product.mT) * S.unsqueeze(-2)
+    if use_vh:
+        product = Vh @ grad_vh.mT
+        inner = inner + S.unsqueeze(-1) * (product - product.mT)
+    inner = inner / E + grad_s.unsqueeze(-1) * eye(k, dtype=S.dtype)
+    if m > n and use_u:
+        # The part of gU outside the span of U: (I - U U^T) gU S^-1.
+        scaled = grad_u / S.unsqueeze(-2)
+        return (U @ inner + scaled - U @ (U.mT @ scaled)) @ Vh
+    if m < n and use_vh:
+        scaled = grad_vh / S.unsqueeze(-1)
+        return U @ (inner @ Vh + scaled - (scaled @ Vh.mT) @ Vh)
+    return U @ inner @ Vh
+
+
+def svdvals(A):
+    """Singular values of ``A`` (``(..., min(m, n))``, descending):
+    ``oxmera.linalg.svdvals``. The gradient is ``U Vh`` weighted by the
+    output's gradient.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.svdvals(oxmera.tensor([[0.0, 2.0], [1.0, 0.0]]))
+    tensor([2., 1.], dtype=float32)
+    """
+    return _svd(A).S
+
+
 # -- norms ---------------------------------------------------------------------------------
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -637,7 +713,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
 
 
 def _singular_values(A, d0, d1):
-    raise NotImplementedError("singular values are not available yet")
+    rest = [d for d in range(A.ndim) if d not in (d0, d1)]
+    if (d0, d1) != (A.ndim - 2, A.ndim - 1):
+        A = A.permute(*rest, d0, d1)
+    return svdvals(A)
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
