@@ -54,12 +54,18 @@ def _tensor(value, opname, what="input"):
     return _creation.as_tensor(value)
 
 
-def _inplace(input, result, opname):
-    """PyTorch's ``inplace=True``: write ``result`` into ``input`` (``copy_``)."""
+def _apply(fn, input, inplace, opname):
+    """``fn(input)``, or with PyTorch's ``inplace=True`` written into ``input`` (``copy_``).
+
+    In place, ``fn`` runs on a clone: its graph must not save the very tensor
+    the copy then modifies.
+    """
+    if not inplace:
+        return fn(input)
     copy_ = getattr(input, "copy_", None)
     if copy_ is None:
         raise NotImplementedError(f"{opname}(): inplace=True needs Tensor.copy_")
-    return copy_(result)
+    return copy_(fn(input.clone()))
 
 
 # -- linear --------------------------------------------------------------------------------
@@ -108,8 +114,7 @@ def relu(input, inplace=False):
     >>> F.relu(oxmera.tensor([-1.0, 2.0]))
     tensor([0., 2.], dtype=float32)
     """
-    out = _elementwise.relu(input)
-    return _inplace(input, out, "relu") if inplace else out
+    return _apply(_elementwise.relu, input, inplace, "relu")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -122,9 +127,9 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     >>> F.leaky_relu(oxmera.tensor([-2.0, 3.0]), 0.5)
     tensor([-1.,  3.], dtype=float32)
     """
-    input = _tensor(input, "leaky_relu")
-    out = where(gt(input, 0), input, input * negative_slope)
-    return _inplace(input, out, "leaky_relu") if inplace else out
+    def fn(x):
+        return where(gt(x, 0), x, x * negative_slope)
+    return _apply(fn, _tensor(input, "leaky_relu"), inplace, "leaky_relu")
 
 
 def _expm1(x):
@@ -142,12 +147,12 @@ def elu(input, alpha=1.0, inplace=False):
     >>> F.elu(oxmera.tensor([0.0, 2.0]))
     tensor([0., 2.], dtype=float32)
     """
-    input = _tensor(input, "elu")
-    positive = gt(input, 0)
-    # exp only of the non-positive part: exp of a large positive x would be
-    # inf, and the zero gradient where() sends that branch would become nan.
-    out = where(positive, input, _expm1(where(positive, 0.0, input)) * alpha)
-    return _inplace(input, out, "elu") if inplace else out
+    def fn(x):
+        positive = gt(x, 0)
+        # exp only of the non-positive part: exp of a large positive x would
+        # be inf, and the zero gradient where() sends that branch, nan.
+        return where(positive, x, _expm1(where(positive, 0.0, x)) * alpha)
+    return _apply(fn, _tensor(input, "elu"), inplace, "elu")
 
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -189,9 +194,7 @@ def silu(input, inplace=False):
     >>> F.silu(oxmera.tensor([0.0, 1.0]))
     tensor([0.    , 0.7311], dtype=float32)
     """
-    input = _tensor(input, "silu")
-    out = input * sigmoid(input)
-    return _inplace(input, out, "silu") if inplace else out
+    return _apply(lambda x: x * sigmoid(x), _tensor(input, "silu"), inplace, "silu")
 
 
 # -- dropout -------------------------------------------------------------------------------
@@ -224,8 +227,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     else:
         keep = _creation._generator.random(input.shape) >= p
         mask = keep * np.asarray(1.0 / (1.0 - p), dtype=input.dtype)
-    out = input * _core._wrap(mask.astype(input.dtype, copy=False))
-    return _inplace(input, out, "dropout") if inplace else out
+    mask = _core._wrap(mask.astype(input.dtype, copy=False))
+    return _apply(lambda x: x * mask, input, inplace, "dropout")
 
 
 # -- normalization -------------------------------------------------------------------------
@@ -317,7 +320,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     count = input.numel() // channels if channels else 0
     param_shape = (1, channels) + (1,) * (input.ndim - 2)
     if training:
-        if count <= 1:
+        if count == 1:
             raise ValueError(f"batch_norm(): expected more than 1 value per channel when "
                              f"training, got input of shape {input.shape}")
         mean = input.mean(dims, keepdim=True)

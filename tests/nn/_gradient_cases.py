@@ -1,0 +1,182 @@
+"""Gradient cases of the functions ``oxmera.nn.functional`` composes from ops.
+
+The ops with VJPs of their own (softmax, log_softmax, softplus,
+binary_cross_entropy) have theirs in ``tests/ops/_cases_nn.py``, where the
+registry test asks for them; these functions are not ops, so the registry
+cannot see them, and this list is their gradient test (run by
+``test_functional.py`` to first and second order, like the op cases). Each
+entry covers, where the function can take them, a 0-d, a size-0 and a
+non-contiguous input.
+"""
+import numpy as np
+
+import oxmera
+import oxmera.nn.functional as F
+from ops._case_table import Case, Leaf, S, T, const
+
+__all__ = ["CASES"]
+
+CASES = []
+
+
+def add(name, *entries):
+    for label, fn, inputs, *options in entries:
+        CASES.append(Case(f"{name}:{label}", fn, tuple(inputs), **(options[0] if options else {})))
+
+
+def _index(values):
+    return oxmera.tensor(np.array(values))
+
+
+_TARGET_3 = [1, 0, 4]
+_TARGET_2x3 = [[1, 0, 4], [3, 3, 2]]
+_WEIGHT_5 = (0.5, 1.0, 2.0, 1.5, 3.0)
+
+
+def _weight():
+    return oxmera.tensor(np.array(_WEIGHT_5))
+
+
+add("linear",
+    ("bias", F.linear, (Leaf((3, 4)), Leaf((5, 4)), Leaf((5,)))),
+    ("no-bias", F.linear, (Leaf((2, 3, 4)), Leaf((2, 4)))),
+    ("1d-input", F.linear, (Leaf((4,)), Leaf((2, 4)), Leaf((2,)))),
+    ("1d-weight", F.linear, (Leaf((3, 4)), Leaf((4,)), Leaf(()))),
+    ("size-0-batch", F.linear, (Leaf((0, 4)), Leaf((2, 4)), Leaf((2,)))),
+    ("transposed", F.linear, (T((3, 4)), T((5, 4)), S((5,)))))
+for _name, _fn in (("relu", F.relu), ("leaky_relu", lambda x: F.leaky_relu(x, 0.2)),
+                   ("elu", lambda x: F.elu(x, alpha=0.7)), ("gelu", F.gelu),
+                   ("gelu-tanh", lambda x: F.gelu(x, approximate="tanh")), ("silu", F.silu),
+                   ("sigmoid", F.sigmoid), ("tanh", F.tanh)):
+    add(_name,
+        ("3x4", _fn, (Leaf((3, 4)),)),
+        ("0d", _fn, (Leaf(()),)),
+        ("size-0", _fn, (Leaf((0, 3)),)),
+        ("transposed", _fn, (T((3, 4)),)),
+        ("strided", _fn, (S((2, 3)),)))
+add("elu",
+    ("large", F.elu, (Leaf((4,), values=(-50.0, -0.5, 0.5, 800.0)),)))
+
+
+def _dropout(p):
+    def fn(x):
+        oxmera.manual_seed(7)    # the same mask on every call the checks make
+        return F.dropout(x, p)
+    return fn
+
+
+add("dropout",
+    ("half", _dropout(0.5), (Leaf((4, 5)),)),
+    ("p1", _dropout(1.0), (Leaf((3,)),)),
+    ("0d", _dropout(0.3), (Leaf(()),)),
+    ("size-0", _dropout(0.3), (Leaf((0, 3)),)),
+    ("transposed", _dropout(0.2), (T((3, 4)),)))
+add("layer_norm",
+    ("last", lambda x: F.layer_norm(x, (4,)), (Leaf((3, 4)),)),
+    ("affine", lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
+     (Leaf((2, 3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
+    ("eps", lambda x, w: F.layer_norm(x, 5, w, eps=0.5), (Leaf((2, 5)), S((5,)))),
+    ("0d-params", lambda x, w, b: F.layer_norm(x, (), w, b), (Leaf((2, 3)), Leaf(()), Leaf(()))),
+    ("size-0-batch", lambda x: F.layer_norm(x, (3,)), (Leaf((0, 3)),)),
+    ("transposed", lambda x: F.layer_norm(x, (3,)), (T((4, 3)),)))
+
+
+def _batch_norm(training):
+    def fn(x, *params):
+        channels = x.shape[1]
+        mean, var = oxmera.zeros(channels, dtype=oxmera.float64), oxmera.ones(
+            channels, dtype=oxmera.float64) * 1.5
+        return F.batch_norm(x, mean, var, *params, training=training)
+    return fn
+
+
+add("batch_norm",
+    ("train-2d", _batch_norm(True), (Leaf((4, 3)),)),
+    ("train-4d-affine", _batch_norm(True), (Leaf((2, 3, 2, 2)), Leaf((3,)), Leaf((3,)))),
+    ("train-transposed", _batch_norm(True), (T((4, 3)), S((3,)), Leaf((3,)))),
+    ("eval", _batch_norm(False), (Leaf((2, 3, 4)), Leaf((3,)), Leaf((3,)))),
+    ("eval-running-stats", lambda x, m, v: F.batch_norm(x, m, v),
+     (Leaf((3, 2)), Leaf((2,)), Leaf((2,), "positive"))),
+    ("eval-size-0", _batch_norm(False), (Leaf((0, 3)),)),
+    ("train-size-0-spatial-0d-params", lambda x, w, b: F.batch_norm(
+        x, None, None, w.expand(3), b.expand(3), training=True),
+     (Leaf((2, 3, 0, 2)), Leaf(()), Leaf(()))))
+add("embedding",
+    ("repeats", lambda w: F.embedding(_index([[0, 2, 2], [4, 1, 0]]), w), (Leaf((5, 3)),)),
+    # The padding row's output is its values but its gradient is 0 by design:
+    # finite differences see the values, so those outputs are masked out.
+    ("padding", lambda w: F.embedding(_index([0, 2, 2, 4]), w, padding_idx=2)
+     * oxmera.tensor([[1.0], [0.0], [0.0], [1.0]], dtype=oxmera.float64), (Leaf((5, 3)),)),
+    ("0d-index", lambda w: F.embedding(_index(3), w), (Leaf((5, 3)),)),
+    ("size-0-index", lambda w: F.embedding(oxmera.zeros(0, 2, dtype=oxmera.int64), w),
+     (Leaf((5, 3)),)),
+    ("transposed", lambda w: F.embedding(_index([1, 1, 3]), w, padding_idx=0), (T((4, 3)),)))
+for _mode in ("constant", "reflect", "replicate", "circular"):
+    add("pad",
+        (f"{_mode}-2d", lambda x, m=_mode: F.pad(x, (1, 2, 2, 0), mode=m), (Leaf((2, 3, 4)),)),
+        (f"{_mode}-crop", lambda x, m=_mode: F.pad(x, (-1, 2, 1, -1), mode=m), (T((3, 4)),)),
+        (f"{_mode}-3d", lambda x, m=_mode: F.pad(x, (1, 0, 0, 2, 2, 1), mode=m),
+         (S((3, 3, 3)),)))
+add("pad",
+    ("constant-size-0", lambda x: F.pad(x, (1, 1), value=2.0), (Leaf((0, 3)),)),
+    ("constant-size-0-dim", lambda x: F.pad(x, (0, 0, 1, 2)), (Leaf((0, 3)),)),
+    ("constant-0d-value", lambda x: F.pad(x, ()), (Leaf(()),)))
+for _name in ("mse_loss", "l1_loss", "smooth_l1_loss"):
+    _fn = getattr(F, _name)
+    add(_name,
+        ("mean", _fn, (Leaf((3, 4)), Leaf((3, 4)))),
+        ("sum", lambda x, y, fn=_fn: fn(x, y, reduction="sum"), (Leaf((5,)), Leaf((5,)))),
+        ("none", lambda x, y, fn=_fn: fn(x, y, reduction="none"), (T((3, 4)), S((3, 4)))),
+        ("0d", _fn, (Leaf(()), Leaf(()))),
+        ("size-0", lambda x, y, fn=_fn: fn(x, y, reduction="sum"), (Leaf((0, 3)), Leaf((0, 3)))),
+        ("target-no-grad", _fn, (Leaf((2, 3)), const((2, 3)))))
+for _name in ("mse_loss", "l1_loss"):
+    add(_name, ("weight", lambda x, y, w, n=_name: getattr(F, n)(x, y, weight=w),
+                (Leaf((2, 3)), Leaf((2, 3)), Leaf((2, 3), "positive"))))
+add("smooth_l1_loss",
+    ("beta", lambda x, y: F.smooth_l1_loss(x, y, beta=0.6), (Leaf((3, 4)), Leaf((3, 4)))),
+    ("beta0", lambda x, y: F.smooth_l1_loss(x, y, beta=0.0), (Leaf((3, 4)), const((3, 4)))))
+add("nll_loss",
+    ("mean", lambda x: F.nll_loss(x, _index(_TARGET_3)), (Leaf((3, 5)),)),
+    ("weight-ignore", lambda x: F.nll_loss(x, _index(_TARGET_3), _weight(), ignore_index=0),
+     (T((3, 5)),)),
+    ("weight-differentiable", lambda x, w: F.nll_loss(x, _index(_TARGET_3), w),
+     (Leaf((3, 5)), Leaf((5,), "positive"))),
+    ("spatial-sum", lambda x: F.nll_loss(x, _index(_TARGET_2x3), reduction="sum"),
+     (S((2, 5, 3)),)),
+    ("unbatched-none", lambda x: F.nll_loss(x, _index(2), reduction="none"), (Leaf((5,)),)),
+    ("size-0", lambda x: F.nll_loss(x, _index(np.zeros(0, np.int64)), reduction="sum"),
+     (Leaf((0, 5)),)))
+
+
+def _cross_entropy(target, **kwargs):
+    return lambda x: F.cross_entropy(x, _index(target), **kwargs)
+
+
+add("cross_entropy",
+    ("mean", _cross_entropy(_TARGET_3), (Leaf((3, 5)),)),
+    ("none", _cross_entropy(_TARGET_3, reduction="none"), (T((3, 5)),)),
+    ("weight-ignore-smoothing", _cross_entropy(_TARGET_3, weight=_weight(), ignore_index=4,
+                                               label_smoothing=0.2), (Leaf((3, 5)),)),
+    ("spatial-smoothing-sum", _cross_entropy(_TARGET_2x3, reduction="sum", label_smoothing=0.1),
+     (S((2, 5, 3)),)),
+    ("unbatched", _cross_entropy(3), (Leaf((5,)),)),
+    ("size-0-sum", _cross_entropy(np.zeros(0, np.int64), reduction="sum"), (Leaf((0, 5)),)),
+    ("large-logits", _cross_entropy([0, 2, 1]),
+     (Leaf((3, 3), values=(1e4, 0.0, -1e4, -1e4, 1e4, 0.5, 3.0, 2.0, 1e4)),)),
+    ("probabilities", lambda x, t: F.cross_entropy(x, F.softmax(t, 1), label_smoothing=0.3),
+     (Leaf((3, 5)), Leaf((3, 5)))),
+    ("probabilities-weight-none", lambda x, t: F.cross_entropy(
+        x, t, _weight(), reduction="none"), (Leaf((2, 5, 2)), Leaf((2, 5, 2), "positive"))),
+    ("probabilities-size-0", lambda x, t: F.cross_entropy(x, t, reduction="sum"),
+     (Leaf((0, 4)), Leaf((0, 4)))))
+add("binary_cross_entropy_with_logits",
+    ("mean", F.binary_cross_entropy_with_logits, (Leaf((3, 4)), Leaf((3, 4)))),
+    ("weights", lambda x, y, w, p: F.binary_cross_entropy_with_logits(
+        x, y, w, reduction="sum", pos_weight=p),
+     (T((3, 4)), Leaf((3, 4)), Leaf((3, 1), "positive"), Leaf((4,), "positive"))),
+    ("large-logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="none"),
+     (Leaf((4,), values=(-1e4, -50.0, 50.0, 1e4)), Leaf((4,)))),
+    ("0d", F.binary_cross_entropy_with_logits, (Leaf(()), Leaf(()))),
+    ("size-0", lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="sum"),
+     (Leaf((0, 3)), S((0, 3)))))
