@@ -28,7 +28,7 @@ from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import normalization as _normalization
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
-from oxmera.ops.elementwise import exp, gt, sigmoid, sqrt, tanh, where
+from oxmera.ops.elementwise import erf, expm1, gt, sigmoid, sqrt, tanh, where
 from oxmera.ops.linalg import matmul
 from oxmera.ops.loss import _check_reduction, _reduce
 from oxmera.ops.shape import cat
@@ -132,11 +132,6 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _apply(fn, _tensor(input, "leaky_relu"), inplace, "leaky_relu")
 
 
-def _expm1(x):
-    fn = getattr(_elementwise, "expm1", None)
-    return fn(x) if fn is not None else exp(x) - 1
-
-
 def elu(input, alpha=1.0, inplace=False):
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
 
@@ -151,7 +146,7 @@ def elu(input, alpha=1.0, inplace=False):
         positive = gt(x, 0)
         # exp only of the non-positive part: exp of a large positive x would
         # be inf, and the zero gradient where() sends that branch, nan.
-        return where(positive, x, _expm1(where(positive, 0.0, x)) * alpha)
+        return where(positive, x, expm1(where(positive, 0.0, x)) * alpha)
     return _apply(fn, _tensor(input, "elu"), inplace, "elu")
 
 
@@ -178,9 +173,6 @@ def gelu(input, approximate="none"):
     if approximate == "tanh":
         inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
         return input * (tanh(inner) + 1) * 0.5
-    erf = getattr(_elementwise, "erf", None)
-    if erf is None:
-        raise NotImplementedError("gelu(): approximate='none' needs oxmera.erf")
     return input * (erf(input * _SQRT_HALF) + 1) * 0.5
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
-from oxmera.ops.elementwise import log, lt, where
+from oxmera.ops.elementwise import log, log1p, lt, where
 
 __all__ = ["binary_cross_entropy"]
 
@@ -60,9 +60,8 @@ def _reduce(loss, reduction):
     return loss
 
 
-def _clamped_log(x):
-    """``max(log(x), -100)``: PyTorch's clamp, so 0 gives -100 instead of -inf."""
-    value = log(x)
+def _clamp_log(value):
+    """``max(value, -100)``: PyTorch's clamp of a log, so log(0) gives -100, not -inf."""
     return where(lt(value, -100.0), -100.0, value)
 
 
@@ -135,7 +134,7 @@ def _(ctx, grad, input, target, weight=None, size_average=None, reduce=None, red
         grad_input = weighted * (input - target) / where(lt(variance, _EPSILON), _EPSILON,
                                                          variance)
     if needs[1] or needs[2]:
-        log_x, log_1mx = _clamped_log(input), _clamped_log(1 - input)
+        log_x, log_1mx = _clamp_log(log(input)), _clamp_log(log1p(-input))
         if needs[1]:
             grad_target = weighted * (log_1mx - log_x)
         if needs[2]:
