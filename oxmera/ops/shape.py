@@ -544,6 +544,7 @@ def tile(input, dims):
 
 
 def _tile_method(self, *dims):
+    """``tile(self, dims)``; PyTorch's method also takes the dims unpacked: ``x.tile(2, 2)``."""
     return tile(self, _shape_arg(dims, "tile"))
 
 
@@ -572,6 +573,7 @@ def _(ctx, grad, input, dims):
 
 
 def _flip_method(self, *dims):
+    """``flip(self, dims)``; PyTorch's method also takes the dims unpacked: ``x.flip(0, 1)``."""
     return flip(self, dims[0] if len(dims) == 1 else dims)
 
 
@@ -864,6 +866,7 @@ _registry.add_tensor_attribute("flatten", flatten)
 _registry.add_tensor_attribute("unflatten", unflatten)
 _registry.add_tensor_attribute("movedim", movedim)
 _registry.add_tensor_attribute("moveaxis", moveaxis)
+_tile_method.__name__, _flip_method.__name__ = "tile", "flip"
 _registry.add_tensor_attribute("tile", _tile_method)
 _registry.add_tensor_attribute("flip", _flip_method)
 _registry.add_tensor_attribute("chunk", chunk)
