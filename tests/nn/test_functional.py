@@ -141,16 +141,38 @@ def test_gelu_rejects_unknown_approximation():
         F.gelu(oxmera.ones(2), approximate="fast")
 
 
-def test_inplace_activations():
-    if not hasattr(oxmera.Tensor, "copy_"):
-        pytest.skip("Tensor.copy_ is not there yet")
-    x = oxmera.tensor([-1.0, 2.0])
-    out = F.relu(x, inplace=True)
-    assert out is x and x.tolist() == [0.0, 2.0]
-    x = leaf([-1.0, 2.0])
+INPLACE = {
+    "relu": lambda x, inplace: F.relu(x, inplace=inplace),
+    "leaky_relu": lambda x, inplace: F.leaky_relu(x, 0.5, inplace=inplace),
+    "elu": lambda x, inplace: F.elu(x, inplace=inplace),
+    "silu": lambda x, inplace: F.silu(x, inplace=inplace),
+    "dropout": lambda x, inplace: F.dropout(x, 0.5, inplace=inplace),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+def test_inplace_functions_write_into_their_input(name):
+    values = np.linspace(-2, 2, 8)
+    oxmera.manual_seed(1)
+    reference = leaf(values)
+    expected = INPLACE[name](reference, False)
+    expected.sum().backward()
+    x = leaf(values)
     y = x * 1
-    F.leaky_relu(y, 0.5, inplace=True).sum().backward()
-    assert x.grad.tolist() == [0.5, 1.0]
+    oxmera.manual_seed(1)
+    out = INPLACE[name](y, True)
+    assert out is y and y._version > 0
+    np.testing.assert_array_equal(_np(y), _np(expected))
+    # differentiated through the copy: the function's own gradient
+    y.sum().backward()
+    np.testing.assert_allclose(_np(x.grad), _np(reference.grad), rtol=1e-12)
+
+
+def test_inplace_on_a_leaf_that_requires_grad_raises():
+    x = leaf([-1.0, 2.0])
+    with pytest.raises(RuntimeError, match="leaf"):
+        F.relu(x, inplace=True)
+    assert x.tolist() == [-1.0, 2.0]
 
 
 # -- softmax and log_softmax ------------------------------------------------------------------
