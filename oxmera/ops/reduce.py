@@ -36,10 +36,9 @@ OpError = _core.OpError
 
 def _dims(dim, axis, ndim, opname):
     """The reduced dims as a sorted tuple; None and an empty tuple mean all dims."""
-    dim = pick_dim(dim, axis, opname)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
-    return normalize_dims(dim, ndim, opname)
+    return normalize_dims(pick_dim(dim, axis, opname), ndim, opname)
 
 
 def _count(shape, dims):
