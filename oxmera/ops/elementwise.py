@@ -12,6 +12,7 @@ import numpy as np
 
 from oxmera.extend import op
 from oxmera.ops import _registry
+from oxmera.ops._utils import result_type
 from oxmera.ops.creation import zeros_like
 
 _LN2 = math.log(2.0)
@@ -247,20 +248,24 @@ def _(ctx, grad, input, exponent):
             grad_input = (zeros_like(grad) if exponent == 0
                           else grad * exponent * input ** (exponent - 1))
         else:
-            # x ** 0 is constant: its slope is exactly 0, also at x == 0 where
-            # x ** -1 would make it 0 * inf, and for an infinite incoming
-            # gradient (so a select, not a product). The power gets a finite
-            # stand-in there so that the second derivative is not 0 * inf.
+            # x ** 0 is constant: its slope is exactly 0, also at x == 0 or
+            # x == inf (where x ** -1 would make it 0 * inf) and under an
+            # infinite incoming gradient. So both factors are selected (not
+            # multiplied by 0) there, and the base replaced by 1: nothing
+            # infinite is computed, in this derivative or the next.
             flat = eq(exponent, 0)
-            power = where(flat, 1.0, exponent - 1)
-            grad_input = where(flat, 0.0, grad * exponent * input ** power)
+            base = where(flat, 1.0, input)
+            grad_input = where(flat, 0.0, grad) * exponent * base ** (exponent - 1)
     if needs[1]:
         if isinstance(input, (int, float)):
             # A number base makes log(base) a constant: take it in double
             # precision (as a tensor it would be float32, the default dtype).
             if input == 0:
-                # 0 ** y is flat for y >= 0; for y < 0 it is inf * log(0) = -inf.
-                grad_exponent = where(ge(exponent, 0), 0.0, grad * -math.inf)
+                # 0 ** y is flat for y >= 0; for y < 0 its slope is
+                # inf * log(0) = -inf, so the gradient is grad * -inf, written
+                # -grad / 0 (the same values, nan where grad is 0, but division
+                # is the op that does not warn about it).
+                grad_exponent = where(ge(exponent, 0), 0.0, -grad / 0.0)
             else:
                 log_input = math.log(input) if input > 0 else math.nan
                 grad_exponent = grad * input ** exponent * log_input
@@ -271,7 +276,7 @@ def _(ctx, grad, input, exponent):
                 # An integer base: take its log in the dtype the forward used
                 # (the output's), not in the default float dtype.
                 safe = safe.to(grad.dtype)
-            grad_exponent = where(flat, 0.0, grad * input ** exponent * log(safe))
+            grad_exponent = where(flat, 0.0, grad) * input ** exponent * log(safe)
     return grad_input, grad_exponent
 
 
@@ -339,7 +344,8 @@ def exp(input):
     >>> oxmera.exp(oxmera.tensor([0.0]))
     tensor([1.], dtype=float32)
     """
-    return np.exp(input)
+    with np.errstate(over="ignore"):
+        return np.exp(input)
 
 
 @exp.vjp
@@ -357,7 +363,8 @@ def exp2(input):
     >>> oxmera.exp2(oxmera.tensor([3.0, -1.0]))
     tensor([8. , 0.5], dtype=float32)
     """
-    return np.exp2(input)
+    with np.errstate(over="ignore"):
+        return np.exp2(input)
 
 
 @exp2.vjp
@@ -375,7 +382,8 @@ def expm1(input):
     >>> oxmera.expm1(oxmera.tensor([1e-10], dtype=oxmera.float64))
     tensor([1.e-10], dtype=float64)
     """
-    return np.expm1(input)
+    with np.errstate(over="ignore"):
+        return np.expm1(input)
 
 
 @expm1.vjp
@@ -890,9 +898,9 @@ arctan2 = atan2
 
 
 def _extreme_vjp(ctx, grad, input, other, loses):
-    # The input that loses gets 0, a tie splits the gradient evenly (so the
-    # sum over both inputs is the gradient once), and where either is nan
-    # (nan wins and both "lose" nothing) both get it, like PyTorch.
+    # The input that loses gets 0; a tie splits the gradient evenly (the two
+    # halves add up to the gradient once). Where either is nan neither
+    # compares as losing, so both get the whole gradient, as in PyTorch.
     needs = ctx.needs_input_grad
     tie = eq(input, other)
     half = grad * 0.5
@@ -1049,10 +1057,12 @@ def hypot(input, other):
 
 @hypot.vjp
 def _(ctx, grad, input, other):
+    # The product first, then the division: at the origin that is 0 / 0
+    # (nan, as in PyTorch) rather than 0 * inf, which NumPy warns about.
     needs = ctx.needs_input_grad
-    scale = grad / ctx.output
-    return (scale * input if needs[0] else None,
-            scale * other if needs[1] else None)
+    out = ctx.output
+    return (grad * input / out if needs[0] else None,
+            grad * other / out if needs[1] else None)
 
 
 @op(inputs=2, promote=True, float_only=True, method=True)
@@ -1212,7 +1222,6 @@ def where(condition, input, other):
     >>> oxmera.where(c, oxmera.tensor([1.0, 2.0]), 0.0)
     tensor([1., 0.], dtype=float32)
     """
-    from oxmera.ops._utils import result_type
     dtype = result_type(input, other)
     return np.where(condition, input, other).astype(dtype, copy=False)
 
@@ -1248,12 +1257,12 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """
     if rtol < 0 or atol < 0:
         raise ValueError(f"rtol and atol must be non-negative, got rtol={rtol}, atol={atol}")
-    if input.dtype == np.bool_:
+    dtype = result_type(input, other)
+    if dtype == np.bool_:
         return np.equal(input, other)
-    if input.dtype.kind != "f":
-        # Integer differences in float64: unsigned subtraction would wrap.
-        input = input.astype(np.float64)
-        other = np.asarray(other, np.float64)
+    if dtype.kind != "f":
+        dtype = np.dtype(np.float64)    # unsigned differences would wrap around
+    input, other = np.asarray(input, dtype), np.asarray(other, dtype)
     return np.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 

@@ -532,10 +532,20 @@ _BROADCAST_OPS = {
     "div": (oxmera.div, "real", "real"),
     "pow": (oxmera.pow, "positive", "real"),
     "where": (lambda a, b: oxmera.where(a > b, a, b), "distinct", "distinct"),
+    "maximum": (oxmera.maximum, "distinct", "distinct"),
+    "minimum": (oxmera.minimum, "distinct", "distinct"),
+    "remainder": (oxmera.remainder, "real", "real"),
+    "atan2": (oxmera.atan2, "real", "real"),
+    "hypot": (oxmera.hypot, "real", "real"),
+    "logaddexp": (oxmera.logaddexp, "real", "real"),
+    "lerp": (lambda a, b: oxmera.lerp(a, b, 0.3), "real", "real"),
+    "lerp-weight": (lambda a, w: oxmera.lerp(a, 2.0, w), "real", "real"),
+    "clamp-min": (lambda a, b: oxmera.clamp(a, min=b), "distinct", "distinct"),
+    "clamp-max": (lambda a, b: a.clamp(max=b), "distinct", "distinct"),
 }
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3,
                                             min_side=0, max_side=3),
        name=st.sampled_from(sorted(_BROADCAST_OPS)),
@@ -545,7 +555,8 @@ def test_broadcast_gradients_have_input_shapes_and_match_finite_differences(shap
     rng = np.random.default_rng(seed)
     a_shape, b_shape = shapes.input_shapes
     a = oxmera.from_numpy(sample(left, a_shape, rng)).requires_grad_()
-    # Offset so that no element of b ties with one of a (a kink of where).
+    # Offset so that no element of b ties with one of a (a kink of where,
+    # maximum, minimum and clamp).
     offset = 0.05 if right == "distinct" else 0.0
     b = oxmera.from_numpy(np.asarray(sample(right, b_shape, rng) + offset)).requires_grad_()
     out = fn(a, b)
