@@ -452,8 +452,9 @@ def _(ctx, grad, A):
 def det(A):
     """Determinant of a square matrix (or of each in a batch): ``oxmera.linalg.det``.
 
-    The gradient is ``det(A) * inv(A)^T``; at a singular matrix it is the
-    cofactor matrix (from the determinants of the minors), still exact.
+    The gradient is ``det(A) * inv(A)^T``; at or near a singular matrix it is
+    the cofactor matrix, computed directly (from the minors' determinants up
+    to 4 x 4, exact to any order; from the SVD beyond).
 
     Examples
     --------
@@ -472,16 +473,24 @@ def _(ctx, grad, A):
         return None
     out = ctx.output
     grad = grad.unsqueeze(-1).unsqueeze(-1)
-    if np.all(out.detach().numpy() != 0):
-        try:
-            return (grad * out.unsqueeze(-1).unsqueeze(-1)) * inv(A).mT
-        except OpError:
-            pass                # singular after all: the cofactors below
-    return grad * _cofactors(A)
+    if _far_from_singular(A.detach().numpy(), out.detach().numpy()):
+        return grad * out.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+    # Near a singular matrix det * inv^T loses every digit (and fails at
+    # one): the cofactor matrix is the same gradient, computed directly.
+    return grad * (_cofactors(A) if n <= 4 else _cofactors_from_svd(A))
+
+
+def _far_from_singular(a, determinant):
+    # |det| over Hadamard's bound (the product of the row norms) is 1 for
+    # orthogonal rows and 0 for singular matrices.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(determinant) / np.prod(np.linalg.norm(a, axis=-1), axis=-1)
+    return bool(np.all(ratio > 1e-8))
 
 
 def _cofactors(A):
-    """The cofactor matrix (the gradient of det): signed determinants of the minors."""
+    """The cofactor matrix (the gradient of det): signed determinants of the
+    minors. A polynomial in ``A``, exact to any order; for small matrices."""
     n = A.shape[-1]
     if n == 1:
         return ones_like(A)
@@ -491,6 +500,16 @@ def _cofactors(A):
     minors = A[..., rows, cols]             # (..., n, n, n-1, n-1)
     signs = tensor(1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2), dtype=A.dtype)
     return det(minors) * signs
+
+
+def _cofactors_from_svd(A):
+    """The cofactor matrix from ``A = U S Vh``: ``det(U) det(V) U adj(S) Vh``,
+    ``adj(S)`` holding the products of the other singular values (no division)."""
+    U, S, Vh = _svd(A)
+    signs = np.linalg.det(U.detach().numpy()) * np.linalg.det(Vh.detach().numpy())
+    others = _reduce._product_of_others(S, (S.ndim - 1,))
+    return ((U * others.unsqueeze(-2)) @ Vh) * tensor(signs, dtype=A.dtype).unsqueeze(
+        -1).unsqueeze(-1)
 
 
 @op("linalg_solve", inputs=2, save=("A",), save_output=True, promote=True, float_only=True)
