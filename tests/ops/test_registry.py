@@ -49,6 +49,9 @@ REQUIRED_KINDS = ("0-d", "size-0", "non-contiguous")
 CANNOT_TAKE = {
     "matmul": {"0-d"},      # needs at least one dimension per operand
     "cat": {"0-d"},         # joins along an existing dimension
+    # need at least one (split, unbind) or two (diagonal, tril, triu) dimensions
+    "split": {"0-d"}, "unbind": {"0-d"}, "diagonal": {"0-d"}, "diagonal_backward": {"0-d"},
+    "tril": {"0-d"}, "triu": {"0-d"},
 }
 
 

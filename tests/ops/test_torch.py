@@ -45,7 +45,8 @@ def _build(case, lib, torch):
         if not isinstance(spec, Leaf):
             inputs.append(spec)
             continue
-        array = np.ascontiguousarray(spec.build(rng).detach().numpy())
+        # a contiguous copy that keeps 0-d arrays 0-d (ascontiguousarray would not)
+        array = np.array(spec.build(rng).detach().numpy(), order="C", copy=True)
         if lib is torch:
             inputs.append(torch.tensor(array, requires_grad=spec.requires_grad))
         else:
