@@ -68,9 +68,13 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         the first parameter is a sequence of tensors (``cat``, ``stack``).
     differentiable : bool
         False for ops whose outputs never require grad (comparisons, argmax).
-    save : tuple of str, optional
+    save : tuple of str or dict, optional
         Names of the tensor inputs the VJP reads (default: all). Inputs not
-        named reach the VJP as None and are not kept alive by the graph.
+        named reach the VJP as None and are not kept alive by the graph. A
+        dict maps an input to the inputs whose gradient needs it, e.g.
+        ``{"input": ("other",), "other": ("input",)}`` for ``mul``: an input
+        is kept only when one of those needs a gradient (``x * 2.0`` keeps
+        nothing), and reaches the VJP as None otherwise.
     save_output : bool
         The VJP reads the output as ``ctx.output``.
     promote : bool
@@ -97,11 +101,16 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         if save is None:
             save_mask = None
         else:
-            unknown = set(save) - set(input_names)
+            needed_by = dict(save) if isinstance(save, dict) else dict.fromkeys(save, True)
+            unknown = (set(needed_by) | {name for users in needed_by.values() if users is not True
+                                         for name in _names(users)}) - set(input_names)
             if unknown:
                 raise ValueError(f"op {opname}: save names {sorted(unknown)} are not "
                                  f"inputs {input_names}")
-            save_mask = tuple(n in save for n in input_names)
+            save_mask = tuple(
+                False if n not in needed_by else True if needed_by[n] is True
+                else tuple(input_names.index(user) for user in _names(needed_by[n]))
+                for n in input_names)
         prepare = None
         if promote or float_only:
             from oxmera.ops._utils import make_prepare
@@ -137,6 +146,10 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         return public
 
     return decorate
+
+
+def _names(users):
+    return (users,) if isinstance(users, str) else tuple(users)
 
 
 _UNARY_OPERATORS = ("__neg__", "__pos__", "__abs__", "__invert__")

@@ -47,6 +47,14 @@ cdef class OpDef:
     cdef readonly str module       # module that defined the forward
 
 
+cdef class NodeExtras:
+    # What few nodes have, kept out of GradFn so every node is smaller.
+    cdef list pre_hooks            # [key, output_nr, fn] run on output gradients, or None
+    cdef list retained             # [output_nr, weakref to Tensor] for retain_grad(), or None
+    cdef object creation_trace     # forward traceback kept in anomaly mode, or None
+    cdef list fn_hooks             # [pre-hooks, post-hooks] of the node itself, or None
+
+
 cdef class GradFn:
     # One node of the tape: how to send the gradient of an op's outputs back to
     # its inputs. It references its inputs (never its outputs), so the tape is
@@ -65,10 +73,7 @@ cdef class GradFn:
     cdef object out_shape          # output shape (tuple of shapes when num_outputs > 1)
     cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
     cdef bint released             # saved values freed by a backward without retain_graph
-    cdef list pre_hooks            # [key, output_nr, fn] run on output gradients, or None
-    cdef list retained             # [output_nr, weakref to Tensor] for retain_grad(), or None
-    cdef object creation_trace     # forward traceback kept in anomaly mode, or None
-    cdef list fn_hooks             # [pre-hooks, post-hooks] of the node itself, or None
+    cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object __weakref__        # weakref support
 
     cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr)

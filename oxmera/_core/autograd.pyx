@@ -607,10 +607,10 @@ cdef class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if meta.grad_fn is None or meta.retains_grad:
             return
-        node = meta.grad_fn
-        if node.retained is None:
-            node.retained = []
-        node.retained.append([meta.output_nr, weakref.ref(self)])
+        extras = _extras_of(meta.grad_fn)
+        if extras.retained is None:
+            extras.retained = []
+        extras.retained.append([meta.output_nr, weakref.ref(self)])
         meta.retains_grad = True
 
     def register_hook(self, hook):
@@ -641,10 +641,11 @@ cdef class Tensor:
             meta.hooks.append([key, hook])
             return RemovableHandle(meta.hooks, key)
         node = meta.grad_fn
-        if node.pre_hooks is None:
-            node.pre_hooks = []
-        node.pre_hooks.append([key, meta.output_nr, hook])
-        return RemovableHandle(node.pre_hooks, key)
+        extras = _extras_of(node)
+        if extras.pre_hooks is None:
+            extras.pre_hooks = []
+        extras.pre_hooks.append([key, meta.output_nr, hook])
+        return RemovableHandle(extras.pre_hooks, key)
 
     def detach(self):
         """A new tensor sharing this one's memory, cut from the graph."""
@@ -731,10 +732,10 @@ cdef class Tensor:
         self._meta = meta
         self._origin = None
         if meta.retains_grad:
-            node = meta.grad_fn
-            if node.retained is None:
-                node.retained = []
-            node.retained.append([meta.output_nr, weakref.ref(self)])
+            extras = _extras_of(meta.grad_fn)
+            if extras.retained is None:
+                extras.retained = []
+            extras.retained.append([meta.output_nr, weakref.ref(self)])
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the leaves' ``.grad``.
@@ -867,6 +868,17 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 @cython.final
+cdef class NodeExtras:
+    """The rarely used parts of a node: hooks, retained outputs, anomaly trace (internal)."""
+
+
+cdef NodeExtras _extras_of(GradFn node):
+    if node.extras is None:
+        node.extras = NodeExtras.__new__(NodeExtras)
+    return node.extras
+
+
+@cython.final
 @cython.freelist(256)
 @cython.trashcan(True)
 cdef class GradFn:
@@ -982,10 +994,11 @@ cdef class GradFn:
         if not callable(hook):
             raise TypeError(f"{self.op.backward_name}: a hook must be callable, got "
                             f"{type(hook).__name__}")
-        if self.fn_hooks is None:
-            self.fn_hooks = [[], []]
+        extras = _extras_of(self)
+        if extras.fn_hooks is None:
+            extras.fn_hooks = [[], []]
         key = next(_next_hook_key)
-        hooks = self.fn_hooks[which]
+        hooks = extras.fn_hooks[which]
         hooks.append([key, hook])
         return RemovableHandle(hooks, key)
 
@@ -997,7 +1010,7 @@ cdef class GradFn:
     @property
     def _creation_trace(self):
         """The forward stack where the op ran, kept in anomaly mode, else None."""
-        return self.creation_trace
+        return None if self.extras is None else self.extras.creation_trace
 
     def _rebuild(self, array, Py_ssize_t output_nr):
         """A tensor for output ``output_nr`` with ``array`` as its values, attached
@@ -1231,6 +1244,31 @@ def record_function(OpDef op, tuple inputs, tuple outputs, tuple extra):
     _record(op, inputs, len(inputs), (None,) * len(inputs) + extra, None, outputs, False)
 
 
+cdef inline bint _keeps(object mask_entry, tuple next_fns):
+    # A save-mask entry: True/False, or the inputs whose gradient needs this
+    # input (mul keeps x only if y needs a gradient): kept if any of them does.
+    if type(mask_entry) is not tuple:
+        return mask_entry
+    for j in mask_entry:
+        if next_fns[<Py_ssize_t>j] is not None:
+            return True
+    return False
+
+
+# Output shapes recorded in nodes, shared: a deep graph of one shape then
+# holds one tuple instead of one per node. Bounded, so odd shapes cannot grow it.
+cdef dict _shapes = {}
+
+
+cdef object _intern_shape(object shape):
+    found = _shapes.get(shape)
+    if found is not None:
+        return found
+    if len(_shapes) < 4096:
+        _shapes[shape] = shape
+    return shape
+
+
 cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
     # The base owning the memory and the view ops from it to the new view.
     step = (op, args[1:], kwargs)
@@ -1402,16 +1440,16 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
     elif save_mask is None:
         node.args = args
     else:
-        kept = [values[i] if save_mask[i] else None for i in range(n)]
+        kept = [values[i] if _keeps(save_mask[i], next_fns) else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
     node.kwargs = kwargs if kwargs else None
     node.num_outputs = len(outputs)
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
         stack = traceback.format_stack()
-        node.creation_trace = "".join(stack[:len(stack) - 1])
+        _extras_of(node).creation_trace = "".join(stack[:len(stack) - 1])
     if node.num_outputs == 1:
         t = <Tensor>outputs[0]
-        node.out_shape = t._data.shape
+        node.out_shape = _intern_shape(t._data.shape)
         node.out_dtype = t._data.dtype
         if t._data.dtype.kind == "f":
             t._meta = _new_meta(node, 0)
@@ -1552,7 +1590,7 @@ cdef object _call_vjp_with_hooks(GradFn node, object grads):
     # Node hooks see and return tuples, whatever the number of outputs.
     multi = node.num_outputs > 1
     outs = tuple(grads) if multi else (grads,)
-    for entry in list(node.fn_hooks[0]):
+    for entry in list(node.extras.fn_hooks[0]):
         result = entry[1](outs)
         if result is not None:
             result = tuple(result)
@@ -1561,7 +1599,7 @@ cdef object _call_vjp_with_hooks(GradFn node, object grads):
                                    f"{len(result)} gradients for {len(outs)} outputs")
             outs = result
     grads_in = tuple(_call_vjp(node, outs if multi else outs[0]))
-    for entry in list(node.fn_hooks[1]):
+    for entry in list(node.extras.fn_hooks[1]):
         result = entry[1](grads_in, outs)
         if result is not None:
             result = tuple(result)
@@ -1582,7 +1620,7 @@ cdef int _check_anomaly(GradFn node, object grads_in) except -1:
         arr = (<Tensor>g)._data if isinstance(g, Tensor) else _np_asarray(g)
         if arr.dtype.kind in "fc" and not np.isfinite(arr).all():
             kind = "nan" if np.isnan(arr).any() else "inf"
-            trace = node.creation_trace
+            trace = None if node.extras is None else node.extras.creation_trace
             where = (f"\nThe forward call that created {node.op.backward_name} "
                      f"(most recent call last):\n{trace}" if trace is not None else
                      "\n(No forward traceback: the op ran before anomaly mode was enabled.)")
@@ -1787,7 +1825,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                 fns = node.next_fns
                 if grads is None:
                     grads_in = None
-                elif node.fn_hooks is None:
+                elif node.extras is None or node.extras.fn_hooks is None:
                     grads_in = _call_vjp(node, grads)
                 else:
                     grads_in = _call_vjp_with_hooks(node, grads)
@@ -1842,8 +1880,10 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
     """Hooks, retain_grad and captures for a node's output gradients; the VJP's input."""
     cdef Py_ssize_t nr, i
     cdef list slots
+    cdef NodeExtras extras
     multi = node.num_outputs > 1
-    if not multi and node.pre_hooks is None and node.retained is None and not state & 1:
+    extras = node.extras
+    if not multi and extras is None and not state & 1:
         return grads        # the common case: nothing to do
     if multi:
         slots = list(grads)
@@ -1852,12 +1892,12 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
                 slots[nr] = wrap_array(_np_zeros(node.out_shape[nr], node.out_dtype[nr]))
     else:
         slots = [grads]
-    if node.pre_hooks is not None:
+    if extras is not None and extras.pre_hooks is not None:
         for nr in range(node.num_outputs):
             if slots[nr] is not None:
-                slots[nr] = _run_hooks(node.pre_hooks, nr, slots[nr], True)
-    if node.retained is not None and accumulate:
-        for entry in node.retained:
+                slots[nr] = _run_hooks(extras.pre_hooks, nr, slots[nr], True)
+    if extras is not None and extras.retained is not None and accumulate:
+        for entry in extras.retained:
             owner = entry[1]()
             if owner is not None and slots[entry[0]] is not None:
                 commits.append((owner, slots[entry[0]]))
