@@ -326,10 +326,14 @@ def _one_hot(shape, dtype, index):
 def _stack_rows(rows, out_shape, in_shape, like):
     """Rows (one per output element) -> a Tensor of shape ``out_shape + in_shape``."""
     from oxmera.ops.creation import zeros
-    from oxmera.ops.shape import stack
+    from oxmera.ops.shape import cat
+    shape = tuple(out_shape) + tuple(in_shape)
     if not rows:
-        return zeros(tuple(out_shape) + tuple(in_shape), dtype=like.dtype)
-    return stack(rows, 0).reshape(tuple(out_shape) + tuple(in_shape))
+        return zeros(shape, dtype=like.dtype)
+    # Flattened rows joined (rather than stacked): a 0-d gradient the engine
+    # summed can hold a NumPy scalar, which a sequence op would take for a
+    # Python number of the default dtype; reshape makes it an array first.
+    return cat([row.reshape(-1) for row in rows], 0).reshape(shape)
 
 
 def _jacobian_reverse(outputs, inputs, create_graph, strict):

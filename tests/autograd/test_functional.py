@@ -4,6 +4,8 @@ import doctest
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oxmera
 from oxmera.autograd import functional as F
@@ -541,3 +543,36 @@ def test_against_torch(name):
     assert _structure(ours) == _structure(theirs)
     for a, b in zip(_flatten(ours), _flatten(theirs)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+# -- properties over shapes ------------------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(in_shape=st.lists(st.integers(0, 3), max_size=2), out_dims=st.integers(0, 2),
+       seed=st.integers(0, 2 ** 16))
+def test_jacobian_agrees_with_vjp_and_jvp_for_any_shape(in_shape, out_dims, seed):
+    rng = np.random.default_rng(seed)
+    x = oxmera.tensor(rng.standard_normal(in_shape))
+    out_shape = tuple(rng.integers(1, 3, size=out_dims))
+    weights = oxmera.tensor(rng.standard_normal(out_shape + tuple(in_shape)))
+
+    def f(x):
+        # out[o] = sum_i w[o, i] * sin(x[i]) * x[i]: a full Jacobian, any shapes
+        expanded = (x.sin() * x).reshape((1,) * out_dims + tuple(in_shape))
+        summed = weights * expanded
+        for _ in range(len(in_shape)):
+            summed = summed.sum(-1)
+        return summed
+
+    jac = arr(F.jacobian(f, x))
+    assert jac.shape == out_shape + tuple(in_shape)
+    np.testing.assert_allclose(jac, arr(F.jacobian(f, x, strategy="forward-mode")), rtol=1e-10,
+                               atol=1e-12)
+    v_out = rng.standard_normal(out_shape)
+    v_in = rng.standard_normal(in_shape)
+    _, vjp_result = F.vjp(f, x, oxmera.tensor(v_out))
+    _, jvp_result = F.jvp(f, x, oxmera.tensor(v_in))
+    np.testing.assert_allclose(arr(vjp_result), contract_out(jac, v_out, out_dims), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(arr(jvp_result), contract_in(jac, v_in, len(in_shape)),
+                               rtol=1e-10, atol=1e-12)

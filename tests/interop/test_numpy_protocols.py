@@ -6,8 +6,12 @@ values: the values must agree with NumPy's, and the gradient with finite differe
 whose op oxmera does not have yet is skipped (the TypeError saying so is itself checked in
 test_a_missing_op_raises_type_error_naming_the_numpy_function).
 """
+import warnings
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oxmera
 from oxmera.autograd import gradcheck
@@ -237,6 +241,8 @@ FUNCTION_CASES = {
     "outer": (lambda x, y: np.outer(x, y), [(3,), (2, 2)]),
     "tensordot": (lambda x, y: np.tensordot(x, y, axes=1), [(2, 3), (3, 2)]),
     "einsum": (lambda x, y: np.einsum("ij,jk->ik", x, y), [(2, 3), (3, 2)]),
+    "linalg.vector_norm": (lambda x: np.linalg.vector_norm(x, axis=0, keepdims=True), [(3, 4)]),
+    "linalg.matrix_norm": (lambda x: np.linalg.matrix_norm(x), [(2, 3, 4)]),
     "linalg.inv": (lambda x: np.linalg.inv(x + 3 * np.eye(3)), [(3, 3)]),
     "linalg.det": (lambda x: np.linalg.det(x), [(3, 3)]),
     "linalg.solve": (lambda x, y: np.linalg.solve(x + 3 * np.eye(3), y), [(3, 3), (3, 2)]),
@@ -343,6 +349,47 @@ def test_ops_are_looked_up_when_called(monkeypatch):
     y = np.cbrt(x)
     np.testing.assert_allclose(y.detach().numpy(), [2.0, 3.0])
     assert y.requires_grad
+
+
+def test_functions_without_a_translator_map_by_name_with_renamed_keywords(monkeypatch):
+    calls = []
+
+    def rot90(input, k=1, dims=(0, 1)):
+        calls.append((k, dims))
+        return input * 1.0
+
+    def count_nonzero(input, dim=None, keepdim=None):
+        calls.append((dim, keepdim))
+        return (input != 0).sum(dim)
+
+    monkeypatch.setattr(oxmera, "rot90", rot90, raising=False)
+    monkeypatch.setattr(oxmera, "count_nonzero", count_nonzero, raising=False)
+    x = leaf3()
+    assert np.rot90(x, 2, axes=(0, 0)).requires_grad
+    assert calls.pop() == (2, (0, 0))
+    np.count_nonzero(x, axis=0, keepdims=True)
+    assert calls.pop() == (0, True)
+    np.count_nonzero(x)        # keepdims not given: not passed on either
+    assert calls.pop() == (None, None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 3), min_size=0, max_size=3), data=st.data())
+def test_reductions_match_numpy_for_any_shape_and_axis(shape, data):
+    array = RNG.standard_normal(shape)
+    ndim = len(shape)
+    axis = data.draw(st.one_of(st.none(), st.integers(-ndim, ndim - 1) if ndim else st.none()))
+    keepdims = data.draw(st.booleans())
+    t = oxmera.tensor(array)
+    for fn in (np.sum, np.mean, np.prod):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)     # NumPy's mean of nothing
+            expected = fn(array, axis=axis, keepdims=keepdims)
+        got = fn(t, axis=axis, keepdims=keepdims)
+        assert isinstance(got, oxmera.Tensor) and got.shape == np.shape(expected)
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
+    got = np.exp(np.transpose(t))
+    np.testing.assert_allclose(got.numpy(), np.exp(array.T), rtol=1e-12)
 
 
 # -- np.asarray / np.array: the numpy() rule ---------
