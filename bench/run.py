@@ -158,19 +158,22 @@ def compare(outputs, reference, workload):
 # -- timing -------------------------------------------------------------------
 
 def time_sample(step, number):
-    """Seconds per call of ``step`` over ``number`` calls (results dropped in the loop)."""
-    clock = time.perf_counter
-    start = clock()
+    """Seconds per call of ``step`` over ``number`` calls: (wall clock, process CPU time).
+
+    The results are dropped inside the loop, so freeing each call's graph is timed.
+    """
+    wall, cpu = time.perf_counter, time.process_time
+    start_wall, start_cpu = wall(), cpu()
     for _ in range(number):
         step()
-    return (clock() - start) / number
+    return (wall() - start_wall) / number, (cpu() - start_cpu) / number
 
 
 def calibrate(step, min_time):
     """How many calls make a sample of at least ``min_time`` seconds (also warms up)."""
     number = 1
     while True:
-        total = time_sample(step, number) * number
+        total = time_sample(step, number)[0] * number
         if total >= min_time:
             return number
         number = max(number + 1, math.ceil(number * min_time / max(total, 1e-9) * 1.1))
@@ -235,14 +238,19 @@ def run_workload(workload, libraries, args):
         shift = round_index % len(names)
         for name in names[shift:] + names[:shift]:
             samples[name].append(time_sample(steps[name], numbers[name]))
-    baseline = samples["numpy"]
+    chosen = 1 if args.clock == "cpu" else 0
     for name in names:
-        ratios = [s / b for s, b in zip(samples[name], baseline)]
+        times = [sample[chosen] for sample in samples[name]]
+        ratios = [s[chosen] / b[chosen] for s, b in zip(samples[name], samples["numpy"])]
         entry["libs"][name].update(
-            median_s=statistics.median(samples[name]), min_s=min(samples[name]),
-            samples_s=samples[name], calls_per_sample=numbers[name],
+            median_s=statistics.median(times), min_s=min(times),
+            calls_per_sample=numbers[name],
             ratio_to_numpy=statistics.median(ratios),
-            ratio_range=[min(ratios), max(ratios)])
+            ratio_range=[min(ratios), max(ratios)],
+            samples_wall_s=[sample[0] for sample in samples[name]],
+            samples_cpu_s=[sample[1] for sample in samples[name]],
+            median_wall_s=statistics.median(sample[0] for sample in samples[name]),
+            median_cpu_s=statistics.median(sample[1] for sample in samples[name]))
     line = ", ".join(f"{name} {format_time(entry['libs'][name]['median_s'])}" for name in names)
     log(f"   {line}")
     steps.clear()
@@ -286,14 +294,14 @@ def child_main(library, steps):
         print(json.dumps({"status": "skipped", "reason": str(error)}))
         return
     before, _ = memory_mb()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     outputs = step()
     values = [to_array(v).tolist() for v in outputs]
     del outputs                                        # freeing the graph is part of the cost
-    elapsed = time.perf_counter() - start
+    elapsed, elapsed_cpu = time.perf_counter() - start, time.process_time() - start_cpu
     _, peak = memory_mb()
-    print(json.dumps({"status": "ok", "time_s": elapsed, "peak_rss_mb": peak,
-                      "rss_before_mb": before, "outputs": values}))
+    print(json.dumps({"status": "ok", "time_wall_s": elapsed, "time_cpu_s": elapsed_cpu,
+                      "peak_rss_mb": peak, "rss_before_mb": before, "outputs": values}))
 
 
 def run_long_chain(libraries, args):
@@ -308,6 +316,7 @@ def run_long_chain(libraries, args):
             continue
         command = [sys.executable, os.path.abspath(__file__), "--child", name,
                    "--child-steps", str(steps)]
+        gc.collect()
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
             lines = done.stdout.strip().splitlines()
@@ -318,6 +327,7 @@ def run_long_chain(libraries, args):
             result = {"status": "error", "reason": f"timed out after {args.timeout} s"}
         outputs = result.pop("outputs", None)
         if result["status"] == "ok":
+            result["time_s"] = result[f"time_{args.clock}_s"]
             if name == "numpy":
                 reference = outputs
             elif reference is not None:
@@ -429,7 +439,7 @@ def main_table(report):
     libraries = [n for n in ("numpy", "oxmera", "torch") if n in report["libraries"]]
     others = [n for n in libraries if n != "numpy"]
     header = ["workload", *[f"{n} median" for n in libraries],
-              *[f"{n} / numpy" for n in others]]
+              *[f"{n} / numpy (min–max)" for n in others]]
     rows = []
     for entry in report["workloads"]:
         if entry["name"] == LONG_CHAIN:
@@ -440,7 +450,11 @@ def main_table(report):
             row.append(format_time(value) if isinstance(value, float) else (value or "—"))
         for name in others:
             value = lib_cell(entry, name, "ratio_to_numpy")
-            row.append(format_ratio(value) if isinstance(value, float) else "—")
+            spread = lib_cell(entry, name, "ratio_range")
+            if isinstance(value, float):
+                row.append(f"{format_ratio(value)} ({spread[0]:.2f}–{spread[1]:.2f})")
+            else:
+                row.append("—")
         rows.append(row)
     return header, rows
 
@@ -558,13 +572,16 @@ def write_markdown(report, path):
     parts = [
         "# oxmera benchmark results",
         "",
-        f"Generated by `{settings['command']}` on {report['date']}. Times are per call "
+        f"Generated by `{settings['command']}` on {report['date']}. Times are "
+        f"{'process CPU' if settings['clock'] == 'cpu' else 'wall-clock'} seconds per call "
         "(forward + backward with every gradient materialized, plus the SGD update for "
         "mlp_step), the median of "
         f"{settings['repeats']} samples per library taken in interleaved rounds after a "
         "warm-up; a ratio is the median over rounds of (library / hand-written NumPy in "
         "the same round). Every library's value and gradients were checked against NumPy's "
-        "before it was timed. The workloads and the NumPy code are in `bench/workloads/`.",
+        "before it was timed; the ratio columns give, in parentheses, the smallest and "
+        "largest per-round ratio. The workloads and the NumPy code are in "
+        "`bench/workloads/`; `python bench/overhead.py` breaks one small op's cost down.",
         "",
         "## Machine and versions",
         "",
@@ -611,11 +628,16 @@ def parse_args(argv):
     parser.add_argument("--libs", default=",".join(LIBRARIES),
                         help="comma-separated, from: oxmera, numpy, torch (default: all; "
                         "numpy always runs, it is the reference)")
-    parser.add_argument("--repeats", type=int, default=9,
-                        help="samples per library per workload (default 9; the median is "
+    parser.add_argument("--repeats", type=int, default=11,
+                        help="samples per library per workload (default 11; the median is "
                         "reported; use at least 7)")
-    parser.add_argument("--min-time", type=float, default=0.05,
-                        help="seconds one sample lasts at least (default 0.05)")
+    parser.add_argument("--min-time", type=float, default=0.1,
+                        help="seconds one sample lasts at least (default 0.1)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="what the tables report: this process's CPU time (default; on "
+                        "a shared machine it leaves out the time other processes held the "
+                        "CPU, and every library runs on one thread) or wall-clock time; "
+                        "the JSON has both")
     parser.add_argument("--json", default=os.path.join(BENCH_DIR, "results.json"),
                         help="where to write the JSON results (default bench/results.json; "
                         "'' for nowhere)")
@@ -672,6 +694,7 @@ def main(argv=None):
         "libraries": list(libraries),
         "settings": {"command": "python bench/run.py " + " ".join(argv or sys.argv[1:]),
                      "repeats": args.repeats, "min_time_s": args.min_time,
+                     "clock": args.clock,
                      "threads": ", ".join(f"{v}=1" for v in THREAD_VARIABLES[:3])
                      + ", torch.set_num_threads(1)",
                      "thread_pools": pool_info},
