@@ -1,9 +1,13 @@
-"""matmul: every rank combination against ``np.matmul``, dtypes, gradient
-shapes, errors. (Finite-difference checks of all of these shapes, to second
-order, are the ``matmul`` entries of ``_cases.py``.)
+"""matmul, mm, bmm, dot, outer, tensordot: every rank combination against
+NumPy, dtypes, gradient shapes, errors. (Finite-difference checks to second
+order are the entries of ``_cases_linalg.py``.) einsum is tested in
+``test_linalg_einsum.py``, inv/det/solve/norms in ``test_linalg_namespace.py``.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import oxmera
 from oxmera.autograd import gradcheck, gradgradcheck
@@ -119,3 +123,150 @@ def test_matmul_shape_mismatch_names_both_shapes(shapes):
 def test_matmul_of_0d_is_an_error(shapes):
     with pytest.raises(RuntimeError, match="matmul.*at least 1 dimension"):
         oxmera.matmul(oxmera.ones(*shapes[0]), oxmera.ones(*shapes[1]))
+
+
+# -- mm, bmm, dot, outer ---------------------------------------------------------------------
+
+def test_mm_bmm_dot_outer_match_numpy():
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    for result in (oxmera.mm(oxmera.tensor(a), oxmera.tensor(b)),
+                   oxmera.tensor(a).mm(oxmera.tensor(b))):
+        np.testing.assert_allclose(result.numpy(), a @ b, rtol=1e-12)
+    a, b = rng.standard_normal((5, 2, 3)), rng.standard_normal((5, 3, 4))
+    for result in (oxmera.bmm(oxmera.tensor(a), oxmera.tensor(b)),
+                   oxmera.tensor(a).bmm(oxmera.tensor(b))):
+        np.testing.assert_allclose(result.numpy(), a @ b, rtol=1e-12)
+    u, v = rng.standard_normal(4), rng.standard_normal(4)
+    for result in (oxmera.dot(oxmera.tensor(u), oxmera.tensor(v)),
+                   oxmera.tensor(u).dot(oxmera.tensor(v))):
+        assert result.shape == ()
+        np.testing.assert_allclose(result.item(), u @ v, rtol=1e-12)
+    w = rng.standard_normal(3)
+    for result in (oxmera.outer(oxmera.tensor(u), oxmera.tensor(w)),
+                   oxmera.tensor(u).outer(oxmera.tensor(w))):
+        np.testing.assert_allclose(result.numpy(), np.outer(u, w), rtol=1e-12)
+
+
+def test_mm_family_of_empty_operands():
+    assert oxmera.mm(oxmera.zeros(0, 3), oxmera.zeros(3, 2)).shape == (0, 2)
+    np.testing.assert_array_equal(oxmera.mm(oxmera.zeros(2, 0), oxmera.zeros(0, 3)).numpy(),
+                                  np.zeros((2, 3)))
+    assert oxmera.dot(oxmera.zeros(0), oxmera.zeros(0)).item() == 0.0
+    assert oxmera.outer(oxmera.zeros(0), oxmera.zeros(3)).shape == (0, 3)
+    assert oxmera.bmm(oxmera.zeros(0, 2, 3), oxmera.zeros(0, 3, 1)).shape == (0, 2, 1)
+
+
+def test_mm_family_dtypes():
+    a = oxmera.tensor([[1, 2], [3, 4]])
+    assert oxmera.mm(a, a).dtype == I64
+    assert oxmera.outer(oxmera.tensor([1, 2]), oxmera.tensor([1.5])).dtype == F32
+    assert oxmera.dot(oxmera.tensor([1.0, 2.0]), oxmera.tensor([1.0, 2.0], dtype=F64)).dtype == F64
+
+
+def test_outer_gradient():
+    u, v = leaf([1.0, 2.0]), leaf([3.0, 4.0, 5.0])
+    oxmera.outer(u, v).sum().backward()
+    np.testing.assert_array_equal(u.grad.numpy(), [12.0, 12.0])
+    np.testing.assert_array_equal(v.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+@pytest.mark.parametrize("call, shapes, message", [
+    (oxmera.mm, ((2, 3), (4, 2)), "cannot be multiplied"),
+    (oxmera.mm, ((2, 3, 4), (4, 2)), "2-D"),
+    (oxmera.mm, ((3,), (3, 2)), "2-D"),
+    (oxmera.bmm, ((2, 3), (3, 2)), "3-D"),
+    (oxmera.bmm, ((2, 2, 3), (3, 3, 2)), "batch sizes"),
+    (oxmera.bmm, ((2, 2, 3), (2, 4, 2)), "cannot be multiplied"),
+    (oxmera.dot, ((3,), (4,)), "different lengths"),
+    (oxmera.dot, ((1, 3), (3,)), "1-D"),
+    (oxmera.dot, ((), ()), "1-D"),
+    (oxmera.outer, ((2, 1), (3,)), "1-D"),
+], ids=["mm-inner", "mm-3d", "mm-1d", "bmm-2d", "bmm-batch", "bmm-inner", "dot-lengths",
+        "dot-2d", "dot-0d", "outer-2d"])
+def test_mm_family_errors_name_the_op_and_both_shapes(call, shapes, message):
+    a = leaf(np.ones(shapes[0]))
+    a.grad = oxmera.ones(*shapes[0], dtype=F64)
+    b = leaf(np.ones(shapes[1])) * 1.0
+    with unchanged(a, b):
+        with pytest.raises(RuntimeError, match=message) as info:
+            call(a, b)
+    assert isinstance(info.value, ValueError)
+    text = str(info.value)
+    assert text.startswith(call.__name__ + "()")
+    assert str(shapes[0]) in text and str(shapes[1]) in text
+
+
+# -- tensordot -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes, dims", [
+    (((2, 3, 4), (3, 4, 5)), 2),
+    (((2, 3, 4), (4, 5)), 1),
+    (((2, 3), (4,)), 0),
+    (((2, 3, 4), (4, 3, 2)), ([1, 2], [1, 0])),
+    (((2, 3), (3, 2)), ([0], [1])),
+    (((2, 3), (3, 2)), (1, 0)),
+    (((), (3,)), 0),
+    (((0, 3), (3, 2)), 1),
+    (((2, 0), (0, 3)), 1),
+], ids=str)
+def test_tensordot_matches_numpy(shapes, dims):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    axes = dims if isinstance(dims, int) else tuple(np.atleast_1d(d).tolist() for d in dims)
+    expected = np.tensordot(a, b, axes)
+    result = oxmera.tensordot(oxmera.tensor(a), oxmera.tensor(b), dims)
+    assert result.shape == expected.shape
+    np.testing.assert_allclose(result.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_tensordot_gradients_have_operand_shapes():
+    a, b = leaf(np.ones((2, 3, 4))), leaf(np.ones((4, 3, 5)))
+    oxmera.tensordot(a, b, ([1, 2], [1, 0])).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 3, 4), 5.0))
+    np.testing.assert_array_equal(b.grad.numpy(), np.full((4, 3, 5), 2.0))
+
+
+@pytest.mark.parametrize("dims, message", [
+    (3, "cannot contract 3 dims"),
+    (-1, "cannot contract -1"),
+    (([0], [0, 1]), "same number of dims"),
+    (([0], [0]), "same size"),
+    (([0, 0], [0, 1]), "contracted twice"),
+    (([0, 1, 2],), "pair of dim lists"),
+], ids=str)
+def test_tensordot_errors_name_the_shapes(dims, message):
+    a, b = leaf(np.ones((2, 3))), leaf(np.ones((3, 3)))
+    with unchanged(a, b):
+        with pytest.raises(RuntimeError, match=message) as info:
+            oxmera.tensordot(a, b, dims)
+    assert "tensordot" in str(info.value)
+    if "pair" not in message:
+        assert "(2, 3)" in str(info.value) or "[" in str(info.value)
+
+
+def test_tensordot_rejects_an_out_of_range_dim():
+    with pytest.raises(IndexError, match="tensordot.*range"):
+        oxmera.tensordot(oxmera.ones(2, 3), oxmera.ones(3, 2), ([2], [0]))
+
+
+# -- hypothesis: batched matmul broadcasting ---------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, min_side=0,
+                                            max_side=3),
+       n=st.integers(0, 3), k=st.integers(0, 3), m=st.integers(0, 3),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_batched_matmul_gradients_have_operand_shapes(shapes, n, k, m, seed):
+    rng = np.random.default_rng(seed)
+    a_shape = shapes.input_shapes[0] + (n, k)
+    b_shape = shapes.input_shapes[1] + (k, m)
+    a, b = leaf(rng.standard_normal(a_shape)), leaf(rng.standard_normal(b_shape))
+    out = a @ b
+    expected = np.matmul(a.detach().numpy(), b.detach().numpy())
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
+    weights = rng.standard_normal(out.shape)
+    (out * oxmera.from_numpy(weights)).sum().backward()
+    assert a.grad.shape == a_shape and b.grad.shape == b_shape
+    grad_a = _sum_to(np.matmul(weights, np.swapaxes(b.detach().numpy(), -1, -2)), a_shape)
+    np.testing.assert_allclose(a.grad.numpy(), grad_a.reshape(a_shape), rtol=1e-10, atol=1e-12)
