@@ -193,40 +193,59 @@ def _add_windows(out, piece, kernel, stride, dilation, out_size):
                 j * dw:j * dw + (wo - 1) * sw + 1:sw] += piece(i, j)
 
 
-def _im2col(x, kernel, stride, pads, dilation, groups, out_size):
-    """The im2col matrix of ``x`` (N, C, H, W), contiguous: ``(N, g, C/g * KH * KW, Ho * Wo)``."""
-    n, c = x.shape[:2]
-    windows = _windows(_pad(x, pads, 0), kernel, stride, dilation, out_size)
-    # The one copy: window rows are contiguous runs of the input, so it is fast.
-    cols = np.ascontiguousarray(windows)
-    return cols.reshape(n, groups, c // groups * kernel[0] * kernel[1], out_size[0] * out_size[1])
+#: Samples go through im2col, matmul and col2im in chunks whose im2col matrix
+#: is about this many bytes, so it is still in cache when the next step reads
+#: it (measured on a (32, 16, 32, 32) float32 input: 10-15% faster than whole
+#: batches; much smaller chunks lose it again to per-call overhead).
+_CHUNK_BYTES = 4 << 20
+
+
+def _chunks(n, per_sample_bytes):
+    """Slices of the batch dimension, each about ``_CHUNK_BYTES`` of im2col matrix."""
+    step = max(1, _CHUNK_BYTES // max(1, per_sample_bytes))
+    return [slice(start, min(start + step, n)) for start in range(0, n, step)]
+
+
+def _im2col(windows, groups):
+    """The im2col matrix of a window view ``(N, C, KH, KW, Ho, Wo)``: ``(N, g, C/g*KH*KW, Ho*Wo)``.
+
+    The one copy of the convolution: the view's rows are contiguous runs of
+    the input, so it is fast.
+    """
+    n, c, kh, kw, ho, wo = windows.shape
+    return np.ascontiguousarray(windows).reshape(n, groups, c // groups * kh * kw, ho * wo)
 
 
 def _correlate(x, w, stride, pads, dilation, groups, out_size):
     """The convolution (a cross-correlation) of ``x`` (N, C, H, W) with ``w`` (O, C/g, KH, KW)."""
-    n = x.shape[0]
-    o = w.shape[0]
-    cols = _im2col(x, w.shape[2:], stride, pads, dilation, groups, out_size)
-    wm = np.ascontiguousarray(w).reshape(groups, o // groups, cols.shape[2])
-    # (g, O/g, K) @ (N, g, K, P) -> (N, g, O/g, P): already (N, O, Ho, Wo) in memory.
-    return np.matmul(wm, cols).reshape((n, o) + tuple(out_size))
+    n, o = x.shape[0], w.shape[0]
+    size, positions = math.prod(w.shape[1:]), math.prod(out_size)
+    dtype = np.result_type(x.dtype, w.dtype)
+    wm = np.ascontiguousarray(w).reshape(groups, o // groups, size)
+    windows = _windows(_pad(x, pads, 0), w.shape[2:], stride, dilation, out_size)
+    out = np.empty((n, groups, o // groups, positions), dtype)
+    for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
+        # (g, O/g, K) @ (n, g, K, P) -> (n, g, O/g, P): already (N, O, Ho, Wo) in memory.
+        np.matmul(wm, _im2col(windows[chunk], groups), out=out[chunk])
+    return out.reshape((n, o) + tuple(out_size))
 
 
 def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
     """The transposed convolution: the gradient of ``_correlate`` with respect to ``x``."""
     n, o = grad.shape[:2]
-    out_size = grad.shape[2:]
-    kernel = w.shape[2:]
-    channels = input_shape[1]
-    size = math.prod(w.shape[1:])
+    out_size, kernel, channels = grad.shape[2:], w.shape[2:], input_shape[1]
+    size, positions = math.prod(w.shape[1:]), math.prod(out_size)
+    dtype = np.result_type(grad.dtype, w.dtype)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size).transpose(0, 2, 1)
-    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, math.prod(out_size))
-    # (g, K, O/g) @ (N, g, O/g, P): the gradient of the im2col matrix.
-    cols = np.matmul(wm, gm).reshape((n, channels) + tuple(kernel) + tuple(out_size))
+    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
     (top, bottom), (left, right) = pads
     height, width = input_shape[2:]
-    out = np.zeros((n, channels, height + top + bottom, width + left + right), cols.dtype)
-    _add_windows(out, lambda i, j: cols[:, :, i, j], kernel, stride, dilation, out_size)
+    out = np.zeros((n, channels, height + top + bottom, width + left + right), dtype)
+    for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
+        # (g, K, O/g) @ (n, g, O/g, P): the gradient of the im2col matrix, then col2im.
+        cols = np.matmul(wm, gm[chunk]).reshape((-1, channels) + tuple(kernel) + tuple(out_size))
+        _add_windows(out[chunk], lambda i, j: cols[:, :, i, j], kernel, stride, dilation,
+                     out_size)
     if top or bottom or left or right:
         out = np.ascontiguousarray(out[:, :, top:top + height, left:left + width])
     return out
@@ -235,11 +254,16 @@ def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
 def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups):
     """The gradient of ``_correlate`` with respect to ``w``."""
     n, o = grad.shape[:2]
-    cols = _im2col(x, weight_shape[2:], stride, pads, dilation, groups, grad.shape[2:])
-    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, cols.shape[3])
-    # Per sample and group (O/g, P) @ (P, K), then summed over the samples.
-    per_sample = np.matmul(gm, cols.transpose(0, 1, 3, 2))
-    return np.add.reduce(per_sample, axis=0).reshape(weight_shape)
+    size, positions = math.prod(weight_shape[1:]), math.prod(grad.shape[2:])
+    dtype = np.result_type(x.dtype, grad.dtype)
+    windows = _windows(_pad(x, pads, 0), weight_shape[2:], stride, dilation, grad.shape[2:])
+    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
+    total = np.zeros((groups, o // groups, size), dtype)
+    for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
+        cols = _im2col(windows[chunk], groups)
+        # Per sample and group (O/g, P) @ (P, K), summed over the samples.
+        total += np.add.reduce(np.matmul(gm[chunk], cols.transpose(0, 1, 3, 2)), axis=0)
+    return total.reshape(weight_shape)
 
 
 # -- convolution -----------------------------------------------------------------------
