@@ -36,6 +36,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
+from oxmera.ops.creation import as_tensor
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -296,6 +297,8 @@ def _conv_forward(nd, opname, input, weight, bias, stride, padding, dilation, gr
 
 def _conv_vjp(nd, opname, ctx, grad, input, weight, bias, stride, padding, dilation, groups):
     needs = ctx.needs_input_grad
+    # Inputs given as arrays or lists reach the VJP as they were given.
+    input, weight = as_tensor(input), as_tensor(weight)
     unbatched = input.ndim == nd + 1
     if unbatched:
         input, grad = input.unsqueeze(0), grad.unsqueeze(0)
@@ -430,6 +433,7 @@ def _(ctx, grad_of_input, grad, weight, input_shape, stride=1, padding=0, dilati
     # = <x, conv_input_grad(g, w)>; so for a cotangent X of the result,
     # d/dg = conv(X, w) and d/dw = conv_weight_grad(X, g).
     needs = ctx.needs_input_grad
+    grad, weight = as_tensor(grad), as_tensor(weight)
     convolution = _CONVOLUTIONS[weight.ndim - 2]
     return (convolution(grad_of_input, weight, None, stride, padding, dilation, groups)
             if needs[0] else None,
@@ -473,6 +477,7 @@ def _(ctx, grad_of_weight, input, grad, weight_shape, stride=1, padding=0, dilat
     # <conv(x, w), g> = <w, conv_weight_grad(x, g)>; for a cotangent W of the
     # result, d/dx = conv_input_grad(g, W) and d/dg = conv(x, W).
     needs = ctx.needs_input_grad
+    input, grad = as_tensor(input), as_tensor(grad)
     convolution = _CONVOLUTIONS[len(weight_shape) - 2]
     return (conv_input_grad(grad, grad_of_weight, input.shape, stride, padding, dilation, groups)
             if needs[0] else None,

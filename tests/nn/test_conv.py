@@ -495,3 +495,17 @@ def test_argument_type_errors():
             F.conv2d(x, w, groups="2")
         with pytest.raises(TypeError, match=r"max_pool2d\(\): kernel_size must be an int"):
             F.max_pool2d(x, None)
+
+
+def test_arrays_and_lists_are_accepted_beside_tensors_to_second_order():
+    w = oxmera.tensor(RNG.standard_normal((2, 3, 3, 3)), requires_grad=True)
+    x = RNG.standard_normal((3, 5, 5))
+    out = F.conv2d(x, w, padding=1)                         # unbatched ndarray input
+    out.sum().backward()
+    _, expected, _ = conv2d_loop_grads(x[None], _np(w), np.ones((1, 2, 5, 5)), 1, 1, 1, 1)
+    np.testing.assert_allclose(_np(w.grad), expected, atol=1e-12)
+    tx = oxmera.tensor(x, requires_grad=True)
+    weight_list = _np(w).tolist()
+    (g,) = grad((F.conv2d(tx, weight_list, [0.5, 1.0]) ** 2).sum(), [tx], create_graph=True)
+    (gg,) = grad(g.sum(), [tx])
+    assert g.shape == gg.shape == (3, 5, 5)
