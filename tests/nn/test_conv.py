@@ -386,6 +386,30 @@ def test_avg_pool2d_matches_the_loop_reference(config, count_include_pad, diviso
                                atol=1e-8)
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_pools_match_the_loop_references_on_random_geometries(data):
+    kernel = (data.draw(st.integers(1, 3), "kh"), data.draw(st.integers(1, 3), "kw"))
+    stride = (data.draw(st.integers(1, 3), "sh"), data.draw(st.integers(1, 3), "sw"))
+    padding = tuple(data.draw(st.integers(0, k // 2), f"p{i}") for i, k in enumerate(kernel))
+    dilation = (data.draw(st.integers(1, 2), "dh"), data.draw(st.integers(1, 2), "dw"))
+    ceil_mode = data.draw(st.booleans(), "ceil_mode")
+    count_include_pad = data.draw(st.booleans(), "count_include_pad")
+    effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    size = [data.draw(st.integers(max(1, e - 2 * p), e - 2 * p + 4), f"size{i}")
+            for i, (e, p) in enumerate(zip(effective, padding))]
+    shape = (data.draw(st.integers(0, 2), "n"), 2, *size)
+    x = RNG.permutation(np.linspace(-3, 3, math.prod(shape))).reshape(shape)
+    values, indices = max_pool2d_loop(x, kernel, stride, padding, dilation, ceil_mode)
+    ours, our_indices = F.max_pool2d(oxmera.tensor(x), kernel, stride, padding, dilation,
+                                     ceil_mode, return_indices=True)
+    np.testing.assert_array_equal(_np(ours), values)
+    np.testing.assert_array_equal(our_indices.numpy(), indices)
+    args = (kernel, stride, padding, ceil_mode, count_include_pad)
+    np.testing.assert_allclose(_np(F.avg_pool2d(oxmera.tensor(x), *args)),
+                               avg_pool2d_loop(x, *args), atol=1e-12)
+
+
 def test_max_pool2d_ties_send_the_gradient_to_the_first_maximum():
     # PyTorch's rule (not split as max/amax do): every window of a constant
     # input has its maximum at its first element.
