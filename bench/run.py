@@ -49,7 +49,6 @@ import importlib  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
@@ -94,10 +93,21 @@ def log(message=""):
 
 def import_library(name):
     """Import a library and pin it to one thread; returns (module, None) or (None, why)."""
-    try:
-        module = importlib.import_module(name)
-    except Exception as error:           # an ImportError, or a broken build
-        return None, f"import failed: {type(error).__name__}: {error}"
+    for attempt in range(2):
+        try:
+            module = importlib.import_module(name)
+            break
+        except ModuleNotFoundError as error:
+            if error.name != name:       # a missing piece inside the package: retry below
+                if attempt == 0:
+                    _retry_after_failed_import(name, error)
+                    continue
+            return None, f"import failed: {type(error).__name__}: {error}"
+        except Exception as error:       # a broken or half-swapped build: try once more
+            if attempt == 0:
+                _retry_after_failed_import(name, error)
+                continue
+            return None, f"import failed: {type(error).__name__}: {error}"
     if name == "torch":
         module.set_num_threads(1)
         try:
@@ -105,6 +115,14 @@ def import_library(name):
         except RuntimeError:             # already set, or parallel work already ran
             pass
     return module, None
+
+
+def _retry_after_failed_import(name, error):
+    """Forget the half-imported package and wait: its build may be being replaced."""
+    log(f"{name}: import failed ({type(error).__name__}: {error}); retrying in 30 s")
+    for module_name in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+        del sys.modules[module_name]
+    time.sleep(30)
 
 
 def limit_thread_pools():
@@ -276,8 +294,10 @@ def memory_mb():
                     values[key[:-1]] = int(amount) / 1024.0      # kB
     except OSError:
         pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return values.get("VmRSS"), values.get("VmHWM", peak)
+    if "VmHWM" not in values:                       # not Linux: the best there is
+        import resource
+        values["VmHWM"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return values.get("VmRSS"), values["VmHWM"]
 
 
 def child_main(library, steps):
@@ -504,7 +524,8 @@ def targets_table(report):
         elif ours <= target:
             verdict = "met"
         else:
-            verdict = f"**missed** by {ours / target - 1:.0%}"
+            gap = ours / target - 1
+            verdict = f"**missed** by {gap:.1%}" if gap < 0.1 else f"**missed** by {gap:.0%}"
         target_text = f"≤ {target:.0f} MB" if kind == "peak_rss_mb" else f"≤ {target:.2f}×"
         rows.append([name, target_text, show(ours), show(theirs), verdict, issue_torch])
     return header, rows
@@ -646,6 +667,9 @@ def parse_args(argv):
     parser.add_argument("--timeout", type=float, default=900,
                         help="seconds a deep_chain_200k child may take (default 900)")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument("--from-json", metavar="PATH",
+                        help="run nothing: print (and with --markdown write) the report of "
+                        "an earlier run's JSON")
     parser.add_argument("--verbose", action="store_true",
                         help="print tracebacks of libraries that raise")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -674,6 +698,14 @@ def main(argv=None):
             print(f"{workload.name:16} {workload.description}")
         print(f"{LONG_CHAIN:16} deep_chain with {deep_chain_module.STEPS_LONG:,} steps "
               "in a child process per library: time and peak RSS")
+        return 0
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as handle:
+            report = json.load(handle)
+        print_report(report)
+        if args.markdown:
+            write_markdown(report, args.markdown)
+            log(f"wrote {args.markdown}")
         return 0
     if args.repeats < 7:
         log(f"note: --repeats {args.repeats} is fewer than the 7 the results should rest on")
