@@ -520,7 +520,12 @@ def targets_table(report):
         ours = measured(report, workload, kind, "oxmera")
         theirs = measured(report, workload, kind, "torch")
         if ours is None:
-            verdict = "not run" if not ran else "not measured (see above)"
+            if not ran:
+                verdict = "not run"
+            elif "oxmera" not in report["libraries"]:
+                verdict = "oxmera not run"
+            else:
+                verdict = "not measured (see above)"
         elif ours <= target:
             verdict = "met"
         else:
