@@ -1,0 +1,262 @@
+"""Write the API reference from the public modules' ``__all__``, at every build.
+
+Nothing in the reference is listed by hand: a name added to a public module's
+``__all__`` (which is also what exports it) appears in the next build, with
+its own page made by autosummary from its docstring. The public modules are
+``oxmera``, ``oxmera.extend`` and every module a public module lists in its
+``__all__`` (``oxmera.autograd``, ``oxmera.autograd.functional``,
+``oxmera.linalg``, ``oxmera.nn``, ``oxmera.nn.functional``, ...), so a new
+public namespace is picked up the same way.
+
+Each object is documented once, under the first public module (in the order
+above) that exports it: ``oxmera.relu`` has the page, and the page of
+``oxmera.nn.functional`` lists ``relu`` with a link to it. Aliases (the same
+object under two names, e.g. ``asin`` and ``arcsin``) link to the first name.
+
+Output: ``docs/api/`` (one page per public module, plus ``index.rst``) and
+``docs/api/generated/`` (autosummary's page per object). Both are rebuilt
+from scratch by every build and are not kept in git.
+"""
+import importlib
+import inspect
+import os
+import re
+import shutil
+import types
+
+import numpy as np
+
+#: Modules whose names are public but that no public ``__all__`` lists.
+ROOTS = ["oxmera", "oxmera.extend"]
+
+#: Section titles for the modules that define public objects; the others get
+#: their module name. Sections appear in this order, then the rest by name.
+SECTIONS = {
+    "oxmera._core.autograd": "Tensors and the autograd core",
+    "oxmera.ops.creation": "Creating tensors",
+    "oxmera.ops.conversion": "Copies and dtype conversion",
+    "oxmera.ops.elementwise": "Elementwise math, comparison and logic",
+    "oxmera.ops.reduce": "Reductions and scans",
+    "oxmera.ops.linalg": "Linear algebra",
+    "oxmera.ops.shape": "Shapes, joining and splitting",
+    "oxmera.ops.index": "Indexing",
+    "oxmera.ops.inplace": "In-place operations",
+    "oxmera.ops.interop": "NumPy and DLPack interoperability",
+    "oxmera.ops.activation": "Activations",
+    "oxmera.ops.normalization": "Normalization",
+    "oxmera.ops.conv": "Convolution and pooling",
+    "oxmera.ops.loss": "Losses",
+    "oxmera.autograd.engine": "Computing gradients",
+    "oxmera.autograd.grad_mode": "Grad mode",
+    "oxmera.autograd.gradcheck": "Checking gradients",
+}
+
+
+def public_modules():
+    """The public modules, parents before children, each once."""
+    seen, order, queue = set(), [], list(ROOTS)
+    while queue:
+        name = queue.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        module = importlib.import_module(name)
+        order.append(module)
+        for attr in getattr(module, "__all__", ()):
+            value = getattr(module, attr)
+            if isinstance(value, types.ModuleType):
+                queue.append(value.__name__)
+    return order
+
+
+def _kind(value):
+    if isinstance(value, types.ModuleType):
+        return "module"
+    if isinstance(value, np.dtype):
+        return "dtype"
+    if inspect.isclass(value):
+        return "class"
+    if callable(value):
+        return "function"
+    return "data"
+
+
+def _summary(value):
+    doc = inspect.getdoc(value) or ""
+    for para in doc.split("\n\n"):
+        line = " ".join(para.split())
+        # Cython's embedded signature comes first; it is not a summary.
+        if line and not (line.endswith(")") and "(" in line and " " not in line.split("(")[0]):
+            return line
+    return ""
+
+
+def _heading(text, char):
+    return f"{text}\n{char * len(text)}\n"
+
+
+def _section_of(value):
+    return getattr(value, "__module__", None) or ""
+
+
+def _section_title(module_name):
+    return SECTIONS.get(module_name, module_name)
+
+
+def _section_order(module_name):
+    keys = list(SECTIONS)
+    return (keys.index(module_name), "") if module_name in keys else (len(keys), module_name)
+
+
+def build_pages():
+    """Return ``{relative path: rst text}`` for the whole reference."""
+    modules = public_modules()
+    owner = {}      # id(object) -> "module.name" where it is documented
+    pages = {}
+    for module in modules:
+        names = list(getattr(module, "__all__", ()))
+        own, links, dtypes, data, submodules = {}, [], [], [], []
+        for name in names:
+            value = getattr(module, name)
+            kind = _kind(value)
+            qualified = f"{module.__name__}.{name}"
+            if kind == "module":
+                submodules.append(value)
+                continue
+            if kind == "dtype":
+                dtypes.append((name, value))
+                continue
+            if kind == "data":
+                data.append((name, value))
+                continue
+            if id(value) in owner:
+                links.append((name, kind, owner[id(value)], value))
+                continue
+            owner[id(value)] = qualified
+            own.setdefault(_section_of(value), []).append((name, kind))
+        lines = [f".. _api-{module.__name__}:", "", _heading(module.__name__, "="),
+                 f".. automodule:: {module.__name__}", "   :no-members:", "",
+                 f".. currentmodule:: {module.__name__}", ""]
+        if submodules:
+            lines += [_heading("Submodules", "-"), ""]
+            for sub in submodules:
+                lines.append(f"- :mod:`{sub.__name__}`: {_summary(sub)}")
+            lines.append("")
+        for section in sorted(own, key=_section_order):
+            entries = own[section]
+            lines += [_heading(_section_title(section), "-"), ""]
+            for kind in ("class", "function"):
+                group = sorted(name for name, k in entries if k == kind)
+                if not group:
+                    continue
+                lines.append(".. autosummary::\n   :toctree: generated\n\n"
+                             + "\n".join(f"   {name}" for name in group) + "\n")
+        if dtypes:
+            lines += _dtype_table(module, dtypes)
+        if data:
+            lines += [_heading("Constants", "-"), "", ".. list-table::", "   :header-rows: 1", "",
+                      "   * - Name", "     - Value"]
+            for name, value in data:
+                lines += [f"   * - ``{name}``", f"     - ``{value!r}``"]
+            lines.append("")
+        if links:
+            lines += _link_table(links)
+        pages[f"{module.__name__}.rst"] = "\n".join(lines) + "\n"
+    toc = "\n".join(f"   {m.__name__}" for m in modules)
+    pages["index.rst"] = (
+        ".. _api:\n\n" + _heading("API reference", "=") + "\n"
+        "Every public name, one page per module, generated from the docstrings\n"
+        "(and from each module's ``__all__``: what a module exports is what is\n"
+        "listed here).\n\n"
+        ".. toctree::\n   :maxdepth: 2\n\n" + toc + "\n")
+    return pages
+
+
+def _dtype_table(module, dtypes):
+    first = {}
+    for name, value in dtypes:
+        first.setdefault(value, name)
+    lines = [_heading("Data types", "-"), "",
+             "NumPy dtypes, exposed under PyTorch's names; a NumPy dtype (or its name)\n"
+             "is accepted wherever one of these is.", "",
+             ".. list-table::", "   :header-rows: 1", "",
+             "   * - Name", "     - NumPy dtype", "     - Aliases"]
+    for value, name in first.items():
+        aliases = [f"``{module.__name__}.{n}``" for n, v in dtypes if v == value and n != name]
+        lines += [f"   * - ``{module.__name__}.{name}``", f"     - ``numpy.{value}``",
+                  f"     - {', '.join(aliases) or '—'}"]
+    lines.append("")
+    return lines
+
+
+def _signature(value):
+    try:
+        return str(inspect.signature(value))
+    except (TypeError, ValueError):
+        return "(...)"
+
+
+def _plain(text):
+    # Cross-references in a summary are relative to the module that documents
+    # the object; shown elsewhere they would not resolve, so keep their text.
+    return _ROLE.sub(lambda m: f"``{m.group(1).strip()}``", text)
+
+
+_ROLE = re.compile(r":[\w:]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+
+
+def _link_table(links):
+    # A short entry per re-exported name: it is a cross-reference target here
+    # too (``oxmera.nn.functional.relu`` resolves), pointing at the real page.
+    lines = [_heading("Also available here", "-"), "",
+             "Documented where first exported; the same objects under these names.", ""]
+    for name, kind, target, value in sorted(links, key=lambda link: link[0]):
+        if kind == "class":
+            lines += [f".. py:class:: {name}", "",
+                      f"   Same object as :class:`{target}`: {_plain(_summary(value))}", ""]
+        else:
+            lines += [f".. py:function:: {name}{_signature(value)}", "",
+                      f"   Same object as :func:`{target}`: {_plain(_summary(value))}", ""]
+    return lines
+
+
+def write_pages(app, config):
+    out = os.path.join(app.srcdir, "api")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    for path, text in build_pages().items():
+        with open(os.path.join(out, path), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def public_bases(app, name, obj, options, bases):
+    # A class's private bases (``_GradMode``) have no page: show the public
+    # classes they derive from instead, and leave ``object`` out.
+    result = []
+    for base in bases:
+        if base is object:
+            continue
+        if base.__name__.startswith("_"):
+            public_bases(app, name, base, options, inherited := list(base.__bases__))
+            result += [b for b in inherited if b not in result]
+        elif base not in result:
+            result.append(base)
+    bases[:] = result
+
+
+def prose_properties(app, what, name, obj, options, lines):
+    # napoleon reads a property's first line "Per input: ..." as "type:
+    # description" and turns the "type" into cross-references. oxmera's
+    # property docstrings are prose: an empty reST comment first leaves
+    # napoleon nothing to split (it parses the rest as a normal docstring).
+    if what in ("property", "attribute") and lines:
+        lines[:0] = ["..", ""]
+
+
+def setup(app):
+    # config-inited runs before autosummary looks for the pages to generate.
+    app.connect("config-inited", write_pages)
+    app.connect("autodoc-process-bases", public_bases)
+    # Before napoleon (priority 500) rewrites the docstring.
+    app.connect("autodoc-process-docstring", prose_properties, priority=400)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
