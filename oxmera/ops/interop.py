@@ -1049,8 +1049,7 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     >>> t
     tensor([5., 2.], dtype=float32)
     """
-    meta_requires_grad = self.requires_grad
-    if meta_requires_grad:
+    if self.requires_grad:
         raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
     if stream is not None and stream != -1:
         raise ValueError(f"__dlpack__: stream should be None on cpu, got {stream!r}")
