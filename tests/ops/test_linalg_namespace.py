@@ -220,7 +220,10 @@ def test_batched_solve_gradients_match_finite_differences(shapes, n, k, seed):
                           + 2 * n * np.eye(n)).requires_grad_()
     B = oxmera.from_numpy(rng.standard_normal(shapes.input_shapes[1] + (n, k))).requires_grad_()
     X = oxmera.linalg.solve(A, B)
-    np.testing.assert_allclose((A.detach() @ X.detach()).numpy(),
+    # PyTorch's rule: B of A's shape minus the last dim is a batch of vectors.
+    vector = B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]
+    product = (A.detach() @ X.detach().unsqueeze(-1)).squeeze(-1) if vector else A.detach() @ X
+    np.testing.assert_allclose(product.detach().numpy(),
                                np.broadcast_to(B.detach().numpy(), X.shape), atol=1e-10)
     assert gradcheck(oxmera.linalg.solve, (A, B))
 
