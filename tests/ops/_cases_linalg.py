@@ -225,13 +225,9 @@ add_torch_cases("matmul", ("operator", lambda lib, x, y: x @ y, (Leaf((2, 3)), L
 add_torch_cases("einsum", *[(label, lambda lib, *ops, eq=eq: lib.einsum(eq, *ops),
                              tuple(Leaf(s) for s in shapes))
                             for label, eq, shapes in EINSUM_CASES
-                            if label not in ("ellipsis-summed", "scalar-operand", "0d")])
+                            if label != "ellipsis-summed"])
 add_torch_cases(
     "einsum",
-    # (test_torch builds 0-d inputs as shape (1,): reshape them back.)
-    ("scalar-operand", lambda lib, s, x: lib.einsum(",ij->ij", s.reshape(()), x),
-     (Leaf(()), Leaf((2, 3)))),
-    ("0d", lambda lib, s: lib.einsum("->", s.reshape(())), (Leaf(()),)),
     # NumPy refuses to sum an ellipsis the output leaves out; PyTorch sums it.
     ("ellipsis-summed", lambda lib, x: lib.einsum("...i->i", x), (Leaf((2, 3)),)),
     ("list-operands", lambda lib, a, b: lib.einsum("ij,jk->ik", [a, b]),

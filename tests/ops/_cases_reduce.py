@@ -236,7 +236,6 @@ NO_GRADIENT_CALLS.update({
 })
 
 # -- PyTorch comparisons -------------------------------------------------------------------------
-# (test_torch builds a 0-d input as shape (1,): the 0-d cases reshape it back.)
 
 _TIES = (2.0, 2.0, -1.0, 0.5, -1.0, 0.5)
 
@@ -246,7 +245,7 @@ add_torch_cases(
     ("dim", lambda lib, x: x.sum(1), (Leaf((3, 4)),)),
     ("dim-tuple-keepdim", lambda lib, x: x.sum(dim=(0, 2), keepdim=True), (Leaf((2, 3, 4)),)),
     ("empty-tuple", lambda lib, x: x.sum(dim=()), (Leaf((2, 3)),)),
-    ("0d", lambda lib, x: x.reshape(()).sum(0), (Leaf(()),)),
+    ("0d", lambda lib, x: x.sum(0), (Leaf(()),)),
     ("size-0", lambda lib, x: x.sum(0), (Leaf((0, 3)),)),
 )
 add_torch_cases(
@@ -265,7 +264,7 @@ add_torch_cases(
                                                                    -0.75)),)),
     ("two-zeros", lambda lib, x: x.prod(), (Leaf((2, 3), values=(0.0, 1.5, 0.0, 0.5, 1.0,
                                                                    -0.75)),)),
-    ("0d", lambda lib, x: x.reshape(()).prod(), (Leaf(()),)),
+    ("0d", lambda lib, x: x.prod(), (Leaf(()),)),
     ("int", lambda lib: lib.tensor([[1, 2], [3, 4]]).prod(1), (), {"grad": False}),
 )
 for _name in ("max", "min"):
@@ -277,7 +276,7 @@ for _name in ("max", "min"):
          (Leaf((3, 4), "distinct"),)),
         # Without dim PyTorch too shares the gradient of a tie evenly.
         ("tie-all", lambda lib, x, n=_name: getattr(x, n)(), (Leaf((2, 3), values=_TIES),)),
-        ("0d", lambda lib, x, n=_name: getattr(x.reshape(()), n)(0), (Leaf(()),)),
+        ("0d", lambda lib, x, n=_name: getattr(x, n)(0), (Leaf(()),)),
     )
 for _name in ("amax", "amin"):
     add_torch_cases(
@@ -289,7 +288,7 @@ for _name in ("amax", "amin"):
          (Leaf((3, 4), "distinct"),)),
         ("tie-dim", lambda lib, x, n=_name: getattr(x, n)(1), (Leaf((2, 3), values=_TIES),)),
         ("tie-all", lambda lib, x, n=_name: getattr(x, n)(), (Leaf((2, 3), values=_TIES),)),
-        ("0d", lambda lib, x, n=_name: getattr(x.reshape(()), n)(), (Leaf(()),)),
+        ("0d", lambda lib, x, n=_name: getattr(x, n)(), (Leaf(()),)),
     )
 for _name in ("argmax", "argmin"):
     add_torch_cases(
@@ -302,7 +301,7 @@ for _name in ("argmax", "argmin"):
          (Leaf((3, 4)),), {"grad": False}),
         ("tie-first", lambda lib, x, n=_name: getattr(x, n)(1), (Leaf((2, 3), values=_TIES),),
          {"grad": False}),
-        ("0d", lambda lib, x, n=_name: getattr(x.reshape(()), n)(), (Leaf(()),), {"grad": False}),
+        ("0d", lambda lib, x, n=_name: getattr(x, n)(), (Leaf(()),), {"grad": False}),
     )
 for _name in ("var", "std"):
     add_torch_cases(
@@ -330,7 +329,7 @@ add_torch_cases(
     ("minus-inf-row", lambda lib, x: x.logsumexp(1),
      (Leaf((2, 3), values=(-INF, -INF, -INF, 1.0, -INF, 2.0)),)),
     ("plus-inf", lambda lib, x: x.logsumexp(1), (Leaf((1, 3), values=(INF, 1.0, 2.0)),)),
-    ("0d", lambda lib, x: x.reshape(()).logsumexp(0), (Leaf(()),)),
+    ("0d", lambda lib, x: x.logsumexp(0), (Leaf(()),)),
     ("size-0", lambda lib, x: x.logsumexp(0), (Leaf((0, 3)),)),
 )
 add_torch_cases(
@@ -354,7 +353,7 @@ add_torch_cases(
     ("linalg-vector-norm", lambda lib, x: lib.linalg.vector_norm(x, 3, dim=(0, 1)),
      (Leaf((2, 3)),)),
     ("size-0", lambda lib, x: x.norm(dim=0), (Leaf((0, 3)),)),
-    ("0d", lambda lib, x: x.reshape(()).norm(), (Leaf(()),)),
+    ("0d", lambda lib, x: x.norm(), (Leaf(()),)),
 )
 for _name in ("cumsum", "cumprod"):
     add_torch_cases(
@@ -363,7 +362,7 @@ for _name in ("cumsum", "cumprod"):
         ("dim-neg", lambda lib, x, n=_name: getattr(x, n)(dim=-1), (Leaf((2, 3, 4)),)),
         ("zeros", lambda lib, x, n=_name: getattr(x, n)(1),
          (Leaf((2, 4), values=(0.0, 1.5, 0.0, 2.0, 1.25, 0.0, -0.5, 0.75)),)),
-        ("0d", lambda lib, x, n=_name: getattr(x.reshape(()), n)(0), (Leaf(()),)),
+        ("0d", lambda lib, x, n=_name: getattr(x, n)(0), (Leaf(()),)),
         ("size-0", lambda lib, x, n=_name: getattr(x, n)(0), (Leaf((0, 3)),)),
         ("int", lambda lib, n=_name: getattr(lib.tensor([[1, 2], [3, 4]]), n)(1), (),
          {"grad": False}),
@@ -381,7 +380,7 @@ for _name in ("all", "any"):
          (Leaf((2, 2), values=(0.0, 1.0, 2.0, -1.0)),), {"grad": False}),
         ("uint8", lambda lib, n=_name: getattr(lib.tensor([[1, 0], [2, 3]], dtype=lib.uint8),
                                                n)(1), (), {"grad": False}),
-        ("0d", lambda lib, x, n=_name: getattr(x.reshape(()), n)(), (Leaf(()),), {"grad": False}),
+        ("0d", lambda lib, x, n=_name: getattr(x, n)(), (Leaf(()),), {"grad": False}),
         ("size-0", lambda lib, x, n=_name: getattr(x > 0, n)(0), (Leaf((0, 3)),),
          {"grad": False}),
     )
