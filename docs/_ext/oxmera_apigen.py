@@ -229,21 +229,6 @@ def write_pages(app, config):
             f.write(text)
 
 
-def public_bases(app, name, obj, options, bases):
-    # A class's private bases (``_GradMode``) have no page: show the public
-    # classes they derive from instead, and leave ``object`` out.
-    result = []
-    for base in bases:
-        if base is object:
-            continue
-        if base.__name__.startswith("_"):
-            public_bases(app, name, base, options, inherited := list(base.__bases__))
-            result += [b for b in inherited if b not in result]
-        elif base not in result:
-            result.append(base)
-    bases[:] = result
-
-
 def prose_properties(app, what, name, obj, options, lines):
     # napoleon reads a property's first line "Per input: ..." as "type:
     # description" and turns the "type" into cross-references. oxmera's
@@ -256,7 +241,6 @@ def prose_properties(app, what, name, obj, options, lines):
 def setup(app):
     # config-inited runs before autosummary looks for the pages to generate.
     app.connect("config-inited", write_pages)
-    app.connect("autodoc-process-bases", public_bases)
     # Before napoleon (priority 500) rewrites the docstring.
     app.connect("autodoc-process-docstring", prose_properties, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
