@@ -523,6 +523,18 @@ def _pool_geometry(opname, input_shape, kernel_size, stride, padding, dilation, 
         raise OpError(f"{opname}(): given input of shape {input_shape}, the calculated output size "
                       f"{tuple(out_size)} is too small (kernel_size={kernel}, stride={stride}, "
                       f"padding={padding}, dilation={dilation})")
+    for axis, (n, k, s, p, d, size) in enumerate(zip(input_shape[-2:], kernel, stride, padding,
+                                                     dilation, out_size)):
+        # A dilated window can step over the whole input: its maximum would
+        # be the padding's -inf, from no input element (PyTorch returns an
+        # index outside the input there). Refused rather than made up.
+        taps = np.arange(size)[:, None] * s - p + np.arange(k) * d
+        empty = ~((taps >= 0) & (taps < n)).any(axis=1)
+        if empty.any():
+            where = f"{'row' if axis == 0 else 'column'} {int(np.argmax(empty))}"
+            raise OpError(f"{opname}(): with kernel_size={kernel}, dilation={dilation} and "
+                          f"padding={padding}, the window of output {where} holds no element "
+                          f"of the input (input shape {input_shape})")
     return kernel, stride, dilation, tuple(out_size), tuple(pads)
 
 
@@ -598,7 +610,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     flat index into its ``(H, W)`` plane, as PyTorch does. The gradient goes
     to one element per window: the first maximum in window order (PyTorch's
     tie rule; not split between ties as ``max``/``amax`` do); for a window
-    holding NaN, the NaN (the last one, as PyTorch).
+    holding NaN, the NaN (the last one, as PyTorch). A dilated window that
+    would hold padding only is an error (PyTorch returns -inf with an index
+    outside the input).
 
     Examples
     --------

@@ -400,11 +400,18 @@ def test_pools_match_the_loop_references_on_random_geometries(data):
             for i, (e, p) in enumerate(zip(effective, padding))]
     shape = (data.draw(st.integers(0, 2), "n"), 2, *size)
     x = RNG.permutation(np.linspace(-3, 3, math.prod(shape))).reshape(shape)
-    values, indices = max_pool2d_loop(x, kernel, stride, padding, dilation, ceil_mode)
-    ours, our_indices = F.max_pool2d(oxmera.tensor(x), kernel, stride, padding, dilation,
-                                     ceil_mode, return_indices=True)
-    np.testing.assert_array_equal(_np(ours), values)
-    np.testing.assert_array_equal(our_indices.numpy(), indices)
+    _, windows = _pool_windows(*size, kernel, stride, padding, dilation, ceil_mode)
+    if any(all(not (0 <= r < size[0] and 0 <= c < size[1]) for r, c in cells)
+           for cells in windows.values()):
+        # a dilated window stepping over the whole input: refused
+        with pytest.raises(RuntimeError, match="holds no element of the input"):
+            F.max_pool2d(oxmera.tensor(x), kernel, stride, padding, dilation, ceil_mode)
+    else:
+        values, indices = max_pool2d_loop(x, kernel, stride, padding, dilation, ceil_mode)
+        ours, our_indices = F.max_pool2d(oxmera.tensor(x), kernel, stride, padding, dilation,
+                                         ceil_mode, return_indices=True)
+        np.testing.assert_array_equal(_np(ours), values)
+        np.testing.assert_array_equal(our_indices.numpy(), indices)
     args = (kernel, stride, padding, ceil_mode, count_include_pad)
     np.testing.assert_allclose(_np(F.avg_pool2d(oxmera.tensor(x), *args)),
                                avg_pool2d_loop(x, *args), atol=1e-12)
@@ -497,6 +504,10 @@ def _conv_inputs():
      r"max_pool2d\(\): padding should be at most half of the kernel size.*\(2, 3, 5, 5\)"),
     (lambda x, w: F.max_pool2d(x, 6),
      r"max_pool2d\(\): given input of shape \(2, 3, 5, 5\), the calculated output size \(0, 0\)"),
+    (lambda x, w: F.max_pool2d(x[:, :, :1, :1], (1, 2), 1, (0, 1), (1, 2)),
+     r"max_pool2d\(\): with kernel_size=\(1, 2\), dilation=\(1, 2\) and padding=\(0, 1\), "
+     r"the window of output column 0 holds no element of the input \(input shape "
+     r"\(2, 3, 1, 1\)\)"),
     (lambda x, w: F.avg_pool2d(x[0, 0], 2), r"avg_pool2d\(\): expected a 3-D \(unbatched\) or 4-D"),
     (lambda x, w: F.avg_pool2d(x, 2, divisor_override=0),
      r"avg_pool2d\(\): divisor_override must not be zero"),
