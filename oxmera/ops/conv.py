@@ -635,8 +635,16 @@ def _plane_shapes(opname, grad_shape, indices_shape, input_shape):
         raise OpError(f"{opname}(): expected values and indices of one shape (..., Ho, Wo) "
                       f"matching input shape {input_shape} up to the last two dims, got "
                       f"{tuple(grad_shape)} and {tuple(indices_shape)}")
-    planes = math.prod(input_shape[:-2])
-    return planes, input_shape[-2] * input_shape[-1]
+    return math.prod(input_shape[:-2]), input_shape[-2] * input_shape[-1]
+
+
+def _check_indices(opname, indices, plane_size, input_shape):
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"{opname}(): indices must be integers, got {indices.dtype}")
+    if indices.size and (indices.min() < 0 or indices.max() >= plane_size):
+        raise OpError(f"{opname}(): indices must lie in [0, {plane_size}) (flat, per (H, W) "
+                      f"plane of input shape {tuple(input_shape)}), got values in "
+                      f"[{indices.min()}, {indices.max()}]")
 
 
 @op(inputs=2, save=("indices",))
@@ -658,6 +666,7 @@ def max_pool2d_backward(grad, indices, input_shape):
                                        input_shape)
     if grad.dtype.kind != "f":
         raise TypeError(f"max_pool2d_backward(): grad must be floating, got {grad.dtype}")
+    _check_indices("max_pool2d_backward", indices, plane_size, input_shape)
     outputs = math.prod(grad.shape[-2:])
     flat = indices.reshape(planes, outputs) + np.arange(planes)[:, None] * plane_size
     # Repeated indices (overlapping windows) accumulate: np.add.at (in NumPy 2
@@ -691,6 +700,7 @@ def max_pool2d_gather(input, indices):
                       f"input shape {input.shape} up to the last two dims, got "
                       f"{indices.shape}")
     planes, plane_size = math.prod(input.shape[:-2]), input.shape[-2] * input.shape[-1]
+    _check_indices("max_pool2d_gather", indices, plane_size, input.shape)
     picked = np.take_along_axis(input.reshape(planes, plane_size),
                                 indices.reshape(planes, math.prod(indices.shape[-2:])), axis=1)
     return picked.reshape(indices.shape)

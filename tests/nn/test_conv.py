@@ -544,3 +544,19 @@ def test_arrays_and_lists_are_accepted_beside_tensors_to_second_order():
     (g,) = grad((F.conv2d(tx, weight_list, [0.5, 1.0]) ** 2).sum(), [tx], create_graph=True)
     (gg,) = grad(g.sum(), [tx])
     assert g.shape == gg.shape == (3, 5, 5)
+
+
+def test_pool_gradient_ops_check_their_indices():
+    from oxmera.ops.conv import max_pool2d_backward, max_pool2d_gather
+    g = oxmera.ones(1, 2, 1, 2, dtype=oxmera.float64, requires_grad=True)
+    with unchanged(g):
+        with pytest.raises(RuntimeError, match=r"max_pool2d_backward\(\): indices must lie in "
+                                               r"\[0, 4\).*got values in \[0, 4\]"):
+            max_pool2d_backward(g, np.array([[[[0, 4]], [[1, 2]]]]), (1, 2, 2, 2))
+        with pytest.raises(RuntimeError, match=r"max_pool2d_gather\(\): indices must lie in"):
+            max_pool2d_gather(g, np.array([[[[-1]], [[0]]]]))
+        with pytest.raises(TypeError, match=r"max_pool2d_gather\(\): indices must be integers"):
+            max_pool2d_gather(g, np.zeros((1, 2, 1, 1)))
+        with pytest.raises(RuntimeError, match=r"max_pool2d_backward\(\): expected values and "
+                                               r"indices of one shape"):
+            max_pool2d_backward(g, np.zeros((1, 2, 1, 3), np.int64), (1, 2, 2, 2))
