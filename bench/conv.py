@@ -122,6 +122,9 @@ def main():
     for name in names:
         median = statistics.median(times[name])
         print(f"  {name:<26} {median * 1e3:8.2f} ms   {median / base:5.2f}x numpy forward")
+    own = statistics.median(times["oxmera forward+backward"]) / statistics.median(
+        times["oxmera forward"])
+    print(f"  (forward+backward / oxmera's own forward: {own:.2f})")
     ratio = statistics.median(ratios)
     verdict = "OK" if ratio < ACCEPTANCE else "TOO SLOW"
     print(f"ratio forward+backward / numpy forward im2col matmul: {ratio:.2f} "
