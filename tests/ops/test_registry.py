@@ -52,6 +52,7 @@ CANNOT_TAKE = {
     # need at least one (split, unbind) or two (diagonal, tril, triu) dimensions
     "split": {"0-d"}, "unbind": {"0-d"}, "diagonal": {"0-d"}, "diagonal_backward": {"0-d"},
     "tril": {"0-d"}, "triu": {"0-d"},
+    "linalg_inv": {"0-d"}, "linalg_det": {"0-d"}, "linalg_solve": {"0-d"}, "linalg_svd": {"0-d"},
 }
 
 
