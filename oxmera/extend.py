@@ -55,7 +55,7 @@ _apply = _core.apply_op
 
 def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
        promote=False, float_only=False, view=False, outputs=None, method=None,
-       operators=()):
+       operators=(), numpy=None, quiet=False):
     """Decorator: turn a NumPy forward into a recorded, differentiable op.
 
     Parameters
@@ -90,6 +90,15 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
     operators : tuple of str
         Python operators to install, e.g. ``("__mul__", "__rmul__")``;
         ``__r*__`` names swap the operands.
+    numpy : callable, optional
+        A NumPy function the forward equals when called with its tensor
+        inputs alone (``np.multiply`` for ``mul``): the core then calls it
+        directly, saving a Python call on the commonest calls. The forward
+        still runs when other arguments are given.
+    quiet : bool
+        Silence NumPy's floating-point warnings (overflow, division by zero,
+        invalid) in the forward, as PyTorch never warns: results are IEEE
+        inf/nan. Cheaper than ``np.errstate`` inside the forward.
     """
     def decorate(forward):
         opname = name or forward.__name__
@@ -120,7 +129,8 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
             output_type = collections.namedtuple(opname, outputs)
             output_type.__module__ = "oxmera.return_types"
         opdef = _registry.OpDef(opname, forward, n_inputs, input_names, differentiable,
-                                save_mask, save_output, prepare, view, output_type)
+                                save_mask, save_output, prepare, view, output_type,
+                                numpy, quiet)
 
         def public(*args, **kwargs):
             return _apply(opdef, args, kwargs)
@@ -162,14 +172,17 @@ def _operator(opdef, dunder):
         def unary(self):
             return _apply(opdef, (self,), None)
         unary.__name__ = dunder
+        unary.op = opdef            # the core's C operator slot runs the op directly
         return unary
     if dunder.startswith("__r"):
         def reflected(self, other):
             return _apply(opdef, (other, self), None)
         reflected.__name__ = dunder
+        reflected.op = opdef
         return reflected
 
     def binary(self, other):
         return _apply(opdef, (self, other), None)
     binary.__name__ = dunder
+    binary.op = opdef
     return binary

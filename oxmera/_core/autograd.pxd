@@ -43,6 +43,8 @@ cdef class OpDef:
     cdef readonly object prepare   # dtype promotion of the inputs, or None
     cdef readonly bint view        # the output may be a view of input 0
     cdef readonly object output_type    # namedtuple class for several outputs, or None
+    cdef readonly object numpy_forward  # NumPy callable equal to forward given only the inputs, or None
+    cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
 

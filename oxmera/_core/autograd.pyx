@@ -29,6 +29,9 @@ import warnings
 import weakref
 
 import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
 
 cdef extern from "Python.h":
     unsigned long Py_TPFLAGS_IMMUTABLETYPE
@@ -82,9 +85,32 @@ class _GradModeState(threading.local):
 
 cdef object _grad_state = _GradModeState()
 
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #define OXMERA_THREAD_LOCAL __declspec(thread)
+    #else
+    #define OXMERA_THREAD_LOCAL __thread
+    #endif
+    /* A C mirror of this thread's flag (0: recording), read on every op
+       instead of the threading.local attribute (a dict lookup). Zero in every
+       new thread, as the threading.local's class default is True. */
+    static OXMERA_THREAD_LOCAL int oxmera_grad_off = 0;
+    static inline int oxmera_get_grad_off(void) { return oxmera_grad_off; }
+    static inline void oxmera_set_grad_off(int off) { oxmera_grad_off = off; }
+    """
+    int oxmera_get_grad_off() noexcept nogil
+    void oxmera_set_grad_off(int off) noexcept nogil
+
 
 cdef bint grad_enabled() except -1:
-    return _grad_state.enabled
+    return not oxmera_get_grad_off()
+
+
+cdef inline void _store_grad_mode(bint mode) noexcept:
+    # The one writer of the flag: the threading.local and its C mirror together.
+    _grad_state.enabled = mode
+    oxmera_set_grad_off(not mode)
 
 
 def is_grad_enabled():
@@ -96,13 +122,13 @@ def is_grad_enabled():
     >>> oxmera.is_grad_enabled()
     True
     """
-    return bool(_grad_state.enabled)
+    return not oxmera_get_grad_off()
 
 
 def _set_grad_enabled(bint mode):
     """Set this thread's recording flag and return the previous value."""
-    prev = bool(_grad_state.enabled)
-    _grad_state.enabled = mode
+    prev = not oxmera_get_grad_off()
+    _store_grad_mode(mode)
     return prev
 
 
@@ -353,8 +379,49 @@ cdef class Tensor:
     """
 
     # ndarray-first dispatch: NumPy binary operators defer to ours, so
-    # ``ndarray + tensor`` gives a tensor.
+    # ``ndarray + tensor`` gives a tensor (oxmera.ops.interop replaces this
+    # with the full NumPy protocol).
     __array_ufunc__ = None
+
+    # The arithmetic operators, in C: each runs the op that oxmera.ops
+    # registered for it (install_tensor_attributes), without the Python
+    # frame of an installed method. The core still knows no op: only which
+    # registered op each Python operator slot calls.
+    def __add__(self, other):
+        return _binary_slot(_SLOT_ADD, self, other)
+
+    def __radd__(self, other):
+        return _binary_slot(_SLOT_RADD, other, self)
+
+    def __sub__(self, other):
+        return _binary_slot(_SLOT_SUB, self, other)
+
+    def __rsub__(self, other):
+        return _binary_slot(_SLOT_RSUB, other, self)
+
+    def __mul__(self, other):
+        return _binary_slot(_SLOT_MUL, self, other)
+
+    def __rmul__(self, other):
+        return _binary_slot(_SLOT_RMUL, other, self)
+
+    def __truediv__(self, other):
+        return _binary_slot(_SLOT_TRUEDIV, self, other)
+
+    def __rtruediv__(self, other):
+        return _binary_slot(_SLOT_RTRUEDIV, other, self)
+
+    def __matmul__(self, other):
+        return _binary_slot(_SLOT_MATMUL, self, other)
+
+    def __rmatmul__(self, other):
+        return _binary_slot(_SLOT_RMATMUL, other, self)
+
+    def __neg__(self):
+        cdef object op = _slot_ops[<Py_ssize_t>_SLOT_NEG]
+        if op is None:
+            raise TypeError("bad operand type for unary -: 'Tensor' (no op registered)")
+        return apply_op(<OpDef>op, (self,), None)
 
     def __init__(self, data=None, dtype=None, requires_grad=False):
         if data is None:
@@ -442,6 +509,9 @@ cdef class Tensor:
             raise RuntimeError(_NUMPY_WITH_GRAD)
         arr = self._data
         if dtype is not None and arr.dtype != dtype:
+            if copy is False:
+                raise ValueError(f"Unable to avoid copy while creating an array as requested: "
+                                 f"the tensor has dtype {arr.dtype}, not {np.dtype(dtype)}")
             return arr.astype(dtype)
         if copy:
             return arr.copy()
@@ -839,7 +909,7 @@ cdef class OpDef:
 
     def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
-                 output_type):
+                 output_type, numpy_forward=None, bint quiet=False):
         self.name = name
         self.backward_name = backward_name(name)
         self.forward = forward
@@ -852,6 +922,8 @@ cdef class OpDef:
         self.prepare = prepare
         self.view = view
         self.output_type = output_type
+        self.numpy_forward = numpy_forward
+        self.quiet = quiet
         self.public = None
         self.module = getattr(forward, "__module__", None) or ""
 
@@ -910,8 +982,18 @@ cdef class GradFn:
         """Per input of the op: whether a gradient must be computed for it."""
         # Derived from the edges on first use (by the VJP, at backward time),
         # so recording an op allocates one tuple less.
+        cdef Py_ssize_t i, n
+        cdef tuple flags
         if self.needs_input_grad_ is None:
-            self.needs_input_grad_ = tuple([fn is not None for fn in self.next_fns])
+            # Filled in place (this replaces ``tuple([fn is not None for fn in
+            # self.next_fns])``: it runs once per node in every backward).
+            n = len(self.next_fns)
+            flags = PyTuple_New(n)
+            for i in range(n):
+                flag = self.next_fns[i] is not None
+                Py_INCREF(flag)
+                PyTuple_SET_ITEM(flags, i, flag)
+            self.needs_input_grad_ = flags
         return self.needs_input_grad_
 
     @property
@@ -1084,17 +1166,44 @@ cdef Py_ssize_t _counter_sum(object counter):
 # Installing methods: the ops package gives Tensor its methods and operators.
 # ---------------------------------------------------------------------------
 
+cdef enum:
+    _SLOT_ADD, _SLOT_RADD, _SLOT_SUB, _SLOT_RSUB, _SLOT_MUL, _SLOT_RMUL, _SLOT_TRUEDIV,
+    _SLOT_RTRUEDIV, _SLOT_MATMUL, _SLOT_RMATMUL, _SLOT_NEG, _N_SLOTS
+
+_SLOT_NAMES = {"__add__": _SLOT_ADD, "__radd__": _SLOT_RADD, "__sub__": _SLOT_SUB,
+               "__rsub__": _SLOT_RSUB, "__mul__": _SLOT_MUL, "__rmul__": _SLOT_RMUL,
+               "__truediv__": _SLOT_TRUEDIV, "__rtruediv__": _SLOT_RTRUEDIV,
+               "__matmul__": _SLOT_MATMUL, "__rmatmul__": _SLOT_RMATMUL, "__neg__": _SLOT_NEG}
+
+# slot -> the OpDef its operator runs (None: NotImplemented)
+cdef list _slot_ops = [None] * _N_SLOTS
+
+
+cdef object _binary_slot(Py_ssize_t slot, object left, object right):
+    cdef object op = _slot_ops[slot]
+    if op is None:
+        return NotImplemented
+    return apply_op(<OpDef>op, (left, right), None)
+
+
 def install_tensor_attributes(dict attributes):
     """Set ``Tensor.<name> = value`` for each item (methods, operators, properties).
 
     The type is immutable to users; it is opened only for this call, so the
     ops package can add the methods of the ops it defines while the core
-    stays free of any op.
+    stays free of any op. An arithmetic operator given as a wrapper of an op
+    (a callable with an ``op`` attribute holding its OpDef, as
+    ``oxmera.extend`` makes them) is not set as a Python method: the C slot
+    above runs that op directly.
     """
     cdef PyTypeObject* tp = <PyTypeObject*>Tensor
     tp.tp_flags &= ~Py_TPFLAGS_IMMUTABLETYPE
     try:
         for name, value in attributes.items():
+            slot = _SLOT_NAMES.get(name)
+            if slot is not None and isinstance(getattr(value, "op", None), OpDef):
+                _slot_ops[slot] = value.op
+                continue
             setattr(Tensor, name, value)
     finally:
         tp.tp_flags |= Py_TPFLAGS_IMMUTABLETYPE
@@ -1143,6 +1252,7 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     """
     cdef Py_ssize_t n = op.n_inputs
     cdef Py_ssize_t i, nargs
+    cdef int num
     cdef bint recording = False, any_array = False
     cdef tuple fargs
     cdef list slots
@@ -1173,7 +1283,9 @@ def apply_op(OpDef op, tuple args, dict kwargs):
                 # subclasses float): they must not upcast a float32 tensor.
                 v = v.item()
             elif isinstance(v, ndarray):
-                if not _supported_kind((<object>v).dtype):
+                num = cnp.PyArray_TYPE(<cnp.ndarray>v)
+                if not (cnp.PyTypeNum_ISBOOL(num) or cnp.PyTypeNum_ISINTEGER(num)
+                        or cnp.PyTypeNum_ISFLOAT(num)):
                     raise TypeError(f"{op.name}(): unsupported dtype {(<object>v).dtype}")
                 any_array = True
             elif v is not None and not _is_python_scalar(v):
@@ -1187,15 +1299,25 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     if n and _needs_prepare(op, fargs, n):
         slots = op.prepare(list(fargs[:n]))
         fargs = tuple(slots) + fargs[n:]
+    if op.quiet:
+        # PyTorch never warns about inf/nan results; NumPy would. This is
+        # np.errstate(all="ignore") at a tenth of its cost (~2 us).
+        token = _extobj_var.set(_quiet_extobj)
     try:
         if kwargs:
             out = op.forward(*fargs, **kwargs)
+        elif nargs == n and op.numpy_forward is not None:
+            # The forward is exactly this NumPy call: one Python frame less.
+            out = op.numpy_forward(*fargs)
         else:
             out = op.forward(*fargs)
     except ValueError as err:
         if isinstance(err, OpError):
             raise
         raise _op_error(op, err, list(args[:n])) from None
+    finally:
+        if op.quiet:
+            _extobj_var.reset(token)
 
     if recording and not (op.differentiable and grad_enabled()):
         # Cut from the graph although an input requires grad: say why, for
@@ -1278,6 +1400,25 @@ cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
     return (source, (step,))
 
 
+class _QuietState:
+    # Fallback if NumPy's error-state context variable moves: the same
+    # interface as a ContextVar, through np.errstate.
+    def set(self, value):
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def reset(self, state):
+        state.__exit__(None, None, None)
+
+
+try:
+    from numpy._core.umath import _extobj_contextvar as _extobj_var, _make_extobj
+    _quiet_extobj = _make_extobj(all="ignore")
+except ImportError:         # pragma: no cover - NumPy internals changed
+    _extobj_var, _quiet_extobj = _QuietState(), None
+
+
 cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:
     """Whether the op's dtype step must run: not when the inputs already agree.
 
@@ -1285,20 +1426,23 @@ cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:
     beside them are weakly typed and change nothing).
     """
     cdef Py_ssize_t i
+    cdef int num
+    cdef int first = -1
     if op.prepare is None:
         return False
-    first = None
     for i in range(n):
         v = fargs[i]
-        if isinstance(v, ndarray):
-            dt = (<object>v).dtype
-            if first is None:
-                if dt.kind != "f":
+        if cnp.PyArray_Check(v):
+            # The descriptor read in C (this replaces ``v.dtype``/``.kind``,
+            # two attribute lookups per input on every op).
+            num = cnp.PyArray_TYPE(<cnp.ndarray>v)
+            if first < 0:
+                if not cnp.PyTypeNum_ISFLOAT(num):
                     return True
-                first = dt
-            elif dt is not first:
+                first = num
+            elif num != first:
                 return True
-    return first is None
+    return first < 0
 
 
 cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
@@ -1477,7 +1621,12 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 
 cdef inline object _key(object o):
     # Node identity is the C address of the node (or leaf tensor), valid while
-    # the graph is alive, which it is for the whole backward.
+    # the graph is alive, which it is for the whole backward. A GradFn is its
+    # own key: its hash is CPython's default, the address itself (computed in
+    # C; GradFn defines no __hash__/__eq__), which saves building an int per
+    # lookup. A Tensor (whose __hash__ is Python-level) is keyed by its address.
+    if type(o) is GradFn:
+        return o
     return <size_t><void*>o
 
 
@@ -1519,17 +1668,30 @@ cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
 cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_t i):
     """Bring a VJP's gradient to the shape and dtype of the input it is for."""
     shape = _expected_shape(fn, nr)
-    got = g._data.shape
-    if got != shape:
+    if not _has_shape(g._data, shape):
+        got = g._data.shape
         g = _sum_to_op(g, shape)
         if g._data.shape != shape:
             raise RuntimeError(
                 f"{node.op.backward_name} returned a gradient of shape {got} for input {i}, "
                 f"which does not reduce to the input's shape {shape}")
     dtype = _expected_dtype(fn, nr)
-    if g._data.dtype is not dtype and g._data.dtype != dtype:
-        g = _cast_op(g, dtype)
+    if <void*>cnp.PyArray_DESCR(<cnp.ndarray>g._data) != <void*>dtype:
+        if g._data.dtype != dtype:
+            g = _cast_op(g, dtype)
     return g
+
+
+cdef bint _has_shape(object array, tuple shape) except -1:
+    # ``array.shape == shape`` read in C (``.shape`` builds a tuple per call).
+    cdef Py_ssize_t i, ndim = cnp.PyArray_NDIM(<cnp.ndarray>array)
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
+    if ndim != len(shape):
+        return False
+    for i in range(ndim):
+        if dims[i] != <cnp.npy_intp>shape[i]:
+            return False
+    return True
 
 
 cdef object _accumulate(object old, Tensor g, bint create_graph):
@@ -1537,7 +1699,9 @@ cdef object _accumulate(object old, Tensor g, bint create_graph):
         return g
     if create_graph:
         return _add_op(old, g)
-    return wrap_array(_np_add((<Tensor>old)._data, g._data))
+    total = _np_add((<Tensor>old)._data, g._data)
+    # NumPy returns a scalar, not an array, for two 0-d arrays.
+    return wrap_array(total if type(total) is ndarray else _np_asarray(total))
 
 
 cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
@@ -1804,8 +1968,8 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
     ready = [found for found in root_tasks if (<_Task>found).deps == 0]
     root_tasks = roots = None
     commits = []
-    prev_mode = _grad_state.enabled
-    _grad_state.enabled = create_graph
+    prev_mode = grad_enabled()
+    _store_grad_mode(create_graph)
     try:
         while ready:
             task = <_Task>ready.pop()
@@ -1856,7 +2020,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                 node.release()
         _commit(commits, create_graph)
     finally:
-        _grad_state.enabled = prev_mode
+        _store_grad_mode(prev_mode)
     if results is not None and not accumulate:
         return tuple(results)
     return None
@@ -1992,5 +2156,6 @@ cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -
         if (<Tensor>old)._version_counter is not None:
             (<Tensor>old)._version_counter.value += 1
     else:
-        meta.grad = wrap_array(old_arr + arr)
+        total = old_arr + arr
+        meta.grad = wrap_array(total if type(total) is ndarray else _np_asarray(total))
     return 0

@@ -69,6 +69,7 @@ def explain(tensor, output=None):
     Examples
     --------
     >>> import oxmera
+    >>> from oxmera.autograd import explain
     >>> x = oxmera.tensor([1.0, 2.0])
     >>> print(explain(x).split(":")[0])
     tensor of shape (2,) does not require grad

@@ -55,11 +55,10 @@ def _shifted(input, d):
 
     A row of -inf (or with +inf) gives nan, as in PyTorch.
     """
-    with np.errstate(invalid="ignore"):
-        return input - np.maximum.reduce(input, axis=d, keepdims=True)
+    return input - np.maximum.reduce(input, axis=d, keepdims=True)
 
 
-@op(save=(), save_output=True, method=True)
+@op(save=(), save_output=True, method=True, quiet=True)
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably.
 
@@ -81,9 +80,8 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
         return np.empty_like(input)
     if input.ndim == 0:
         return np.ones_like(input)
-    with np.errstate(invalid="ignore"):
-        e = np.exp(_shifted(input, d))
-        return e / np.add.reduce(e, axis=d, keepdims=True)
+    e = np.exp(_shifted(input, d))
+    return e / np.add.reduce(e, axis=d, keepdims=True)
 
 
 @softmax.vjp
@@ -95,7 +93,7 @@ def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
     return out * (grad - (grad * out).sum(d, keepdim=True))
 
 
-@op(save=(), save_output=True, method=True)
+@op(save=(), save_output=True, method=True, quiet=True)
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Log of the softmax along ``dim``: ``x - logsumexp(x, dim)``, computed stably.
 
@@ -115,8 +113,7 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     if input.ndim == 0:
         return np.zeros_like(input)
     shifted = _shifted(input, d)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
 
 
 @log_softmax.vjp
@@ -128,7 +125,7 @@ def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
     return grad - exp(out) * grad.sum(d, keepdim=True)
 
 
-@op(save=("input",), float_only=True)
+@op(save=("input",), float_only=True, quiet=True)
 def softplus(input, beta=1, threshold=20):
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
 
@@ -144,8 +141,7 @@ def softplus(input, beta=1, threshold=20):
     tensor([  0.6931, 100.    ], dtype=float32)
     """
     scaled = input * beta
-    with np.errstate(over="ignore"):
-        soft = np.logaddexp(0, scaled) / beta
+    soft = np.logaddexp(0, scaled) / beta
     return np.where(scaled > threshold, input, soft).astype(input.dtype, copy=False)
 
 

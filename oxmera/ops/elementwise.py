@@ -52,7 +52,7 @@ def _scaled(other, alpha, opname):
     return np.multiply(other, alpha, dtype=other.dtype)
 
 
-@op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"))
+@op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"), numpy=np.add)
 def add(input, other, *, alpha=1):
     """Add ``other`` (times ``alpha``) to ``input``, elementwise with broadcasting.
 
@@ -72,7 +72,8 @@ def _(ctx, grad, input, other, *, alpha=1):
             (grad if alpha == 1 else grad * alpha) if needs[1] else None)
 
 
-@op(inputs=2, save=(), promote=True, method=True, operators=("__sub__", "__rsub__"))
+@op(inputs=2, save=(), promote=True, method=True, operators=("__sub__", "__rsub__"),
+    numpy=np.subtract)
 def sub(input, other, *, alpha=1):
     """Subtract ``other`` (times ``alpha``) from ``input``, elementwise.
 
@@ -94,7 +95,8 @@ def _(ctx, grad, input, other, *, alpha=1):
             (-grad if alpha == 1 else grad * -alpha) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"))
+@op(inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
+    numpy=np.multiply, save={"input": ("other",), "other": ("input",)})
 def mul(input, other):
     """Multiply elementwise, with broadcasting.
 
@@ -115,7 +117,8 @@ def _(ctx, grad, input, other):
 
 
 @op(inputs=2, promote=True, float_only=True, method=True,
-    operators=("__truediv__", "__rtruediv__"))
+    operators=("__truediv__", "__rtruediv__"), quiet=True, numpy=np.true_divide,
+    save={"input": ("other",), "other": ("input", "other")})
 def div(input, other):
     """Divide elementwise (true division; integers give the default float dtype).
 
@@ -125,8 +128,7 @@ def div(input, other):
     >>> oxmera.div(oxmera.tensor([1.0, 3.0]), 2)
     tensor([0.5, 1.5], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(input, other)
+    return np.true_divide(input, other)
 
 
 @div.vjp
@@ -161,7 +163,7 @@ def _integer_division_check(input, other, opname):
 
 
 @op(inputs=2, save=(), promote=True, method=True,
-    operators=("__floordiv__", "__rfloordiv__"))
+    operators=("__floordiv__", "__rfloordiv__"), quiet=True)
 def floor_divide(input, other):
     """Divide and round down (toward minus infinity), elementwise, like Python's ``//``.
 
@@ -179,8 +181,7 @@ def floor_divide(input, other):
     tensor([ 3., -4.], dtype=float32)
     """
     _integer_division_check(input, other, "floor_divide")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.floor_divide(input, other)
+    return np.floor_divide(input, other)
 
 
 @floor_divide.vjp
@@ -190,7 +191,7 @@ def _(ctx, grad, input, other):
             zeros_like(grad) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__mod__", "__rmod__"))
+@op(inputs=2, promote=True, method=True, operators=("__mod__", "__rmod__"), quiet=True)
 def remainder(input, other):
     """Remainder of floor division, elementwise: it has the sign of ``other``.
 
@@ -207,8 +208,7 @@ def remainder(input, other):
     tensor([-1., -2.], dtype=float32)
     """
     _integer_division_check(input, other, "remainder")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.remainder(input, other)
+    return np.remainder(input, other)
 
 
 @remainder.vjp
@@ -218,7 +218,8 @@ def _(ctx, grad, input, other):
             -grad * floor_divide(input, other) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"))
+@op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"), quiet=True,
+    numpy=np.power)
 def pow(input, exponent):
     """Raise ``input`` to ``exponent`` elementwise.
 
@@ -235,8 +236,7 @@ def pow(input, exponent):
     >>> oxmera.pow(oxmera.tensor([2.0, 3.0]), 2)
     tensor([4., 9.], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.power(input, exponent)
+    return np.power(input, exponent)
 
 
 @pow.vjp
@@ -280,7 +280,7 @@ def _(ctx, grad, input, exponent):
     return grad_input, grad_exponent
 
 
-@op(save=(), method=True, operators=("__neg__",))
+@op(save=(), method=True, operators=("__neg__",), numpy=np.negative)
 def neg(input):
     """Negate elementwise.
 
@@ -300,7 +300,7 @@ def _(ctx, grad, input):
     return -grad
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
 def reciprocal(input):
     """``1 / x``, elementwise (integers give the default float dtype).
 
@@ -310,8 +310,7 @@ def reciprocal(input):
     >>> oxmera.reciprocal(oxmera.tensor([2.0, -4.0]))
     tensor([ 0.5 , -0.25], dtype=float32)
     """
-    with np.errstate(divide="ignore"):
-        return np.reciprocal(input)
+    return np.reciprocal(input)
 
 
 @reciprocal.vjp
@@ -334,7 +333,7 @@ def square(input):
 
 # -- unary math ----------------------------------------------------------------
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.exp)
 def exp(input):
     """Exponential, elementwise.
 
@@ -344,8 +343,7 @@ def exp(input):
     >>> oxmera.exp(oxmera.tensor([0.0]))
     tensor([1.], dtype=float32)
     """
-    with np.errstate(over="ignore"):
-        return np.exp(input)
+    return np.exp(input)
 
 
 @exp.vjp
@@ -353,7 +351,7 @@ def _(ctx, grad, input):
     return grad * ctx.output
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
 def exp2(input):
     """``2 ** x``, elementwise.
 
@@ -363,8 +361,7 @@ def exp2(input):
     >>> oxmera.exp2(oxmera.tensor([3.0, -1.0]))
     tensor([8. , 0.5], dtype=float32)
     """
-    with np.errstate(over="ignore"):
-        return np.exp2(input)
+    return np.exp2(input)
 
 
 @exp2.vjp
@@ -372,7 +369,7 @@ def _(ctx, grad, input):
     return grad * ctx.output * _LN2
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
 def expm1(input):
     """``exp(x) - 1``, elementwise, accurate for ``x`` near 0.
 
@@ -382,8 +379,7 @@ def expm1(input):
     >>> oxmera.expm1(oxmera.tensor([1e-10], dtype=oxmera.float64))
     tensor([1.e-10], dtype=float64)
     """
-    with np.errstate(over="ignore"):
-        return np.expm1(input)
+    return np.expm1(input)
 
 
 @expm1.vjp
@@ -391,7 +387,7 @@ def _(ctx, grad, input):
     return grad * (ctx.output + 1)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True, numpy=np.log)
 def log(input):
     """Natural logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -401,8 +397,7 @@ def log(input):
     >>> oxmera.log(oxmera.tensor([1.0]))
     tensor([0.], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log(input)
+    return np.log(input)
 
 
 @log.vjp
@@ -410,7 +405,7 @@ def _(ctx, grad, input):
     return grad / input
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def log2(input):
     """Base-2 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -420,8 +415,7 @@ def log2(input):
     >>> oxmera.log2(oxmera.tensor([8.0, 0.5]))
     tensor([ 3., -1.], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log2(input)
+    return np.log2(input)
 
 
 @log2.vjp
@@ -429,7 +423,7 @@ def _(ctx, grad, input):
     return grad / (input * _LN2)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def log10(input):
     """Base-10 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -439,8 +433,7 @@ def log10(input):
     >>> oxmera.log10(oxmera.tensor([100.0, 0.1]))
     tensor([ 2., -1.], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log10(input)
+    return np.log10(input)
 
 
 @log10.vjp
@@ -448,7 +441,7 @@ def _(ctx, grad, input):
     return grad / (input * _LN10)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def log1p(input):
     """``log(1 + x)``, elementwise, accurate for ``x`` near 0.
 
@@ -458,8 +451,7 @@ def log1p(input):
     >>> oxmera.log1p(oxmera.tensor([1e-10], dtype=oxmera.float64))
     tensor([1.e-10], dtype=float64)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.log1p(input)
+    return np.log1p(input)
 
 
 @log1p.vjp
@@ -467,7 +459,7 @@ def _(ctx, grad, input):
     return grad / (input + 1)
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.sqrt)
 def sqrt(input):
     """Square root, elementwise.
 
@@ -477,8 +469,7 @@ def sqrt(input):
     >>> oxmera.sqrt(oxmera.tensor([4.0]))
     tensor([2.], dtype=float32)
     """
-    with np.errstate(invalid="ignore"):
-        return np.sqrt(input)
+    return np.sqrt(input)
 
 
 @sqrt.vjp
@@ -486,7 +477,7 @@ def _(ctx, grad, input):
     return grad / (ctx.output * 2)
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
 def rsqrt(input):
     """``1 / sqrt(x)``, elementwise (``inf`` at 0, ``nan`` below).
 
@@ -496,8 +487,7 @@ def rsqrt(input):
     >>> oxmera.rsqrt(oxmera.tensor([4.0, 0.25]))
     tensor([0.5, 2. ], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.reciprocal(np.sqrt(input))
+    return np.reciprocal(np.sqrt(input))
 
 
 @rsqrt.vjp
@@ -506,7 +496,7 @@ def _(ctx, grad, input):
     return grad * out * out * out * -0.5
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, numpy=np.sin)
 def sin(input):
     """Sine, elementwise.
 
@@ -524,7 +514,7 @@ def _(ctx, grad, input):
     return grad * cos(input)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, numpy=np.cos)
 def cos(input):
     """Cosine, elementwise.
 
@@ -561,7 +551,7 @@ def _(ctx, grad, input):
     return grad * (out * out + 1)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def asin(input):
     """Inverse sine, elementwise (``nan`` outside [-1, 1]); ``arcsin`` is the same op.
 
@@ -573,8 +563,7 @@ def asin(input):
     >>> oxmera.asin(oxmera.tensor([0.0, 1.0]))
     tensor([0.    , 1.5708], dtype=float32)
     """
-    with np.errstate(invalid="ignore"):
-        return np.arcsin(input)
+    return np.arcsin(input)
 
 
 @asin.vjp
@@ -582,7 +571,7 @@ def _(ctx, grad, input):
     return grad * rsqrt(1 - input * input)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def acos(input):
     """Inverse cosine, elementwise (``nan`` outside [-1, 1]); ``arccos`` is the same op.
 
@@ -592,8 +581,7 @@ def acos(input):
     >>> oxmera.acos(oxmera.tensor([1.0, 0.0]))
     tensor([0.    , 1.5708], dtype=float32)
     """
-    with np.errstate(invalid="ignore"):
-        return np.arccos(input)
+    return np.arccos(input)
 
 
 @acos.vjp
@@ -624,7 +612,7 @@ arccos = acos
 arctan = atan
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def sinh(input):
     """Hyperbolic sine, elementwise.
 
@@ -634,8 +622,7 @@ def sinh(input):
     >>> oxmera.sinh(oxmera.tensor([0.0]))
     tensor([0.], dtype=float32)
     """
-    with np.errstate(over="ignore"):
-        return np.sinh(input)
+    return np.sinh(input)
 
 
 @sinh.vjp
@@ -643,7 +630,7 @@ def _(ctx, grad, input):
     return grad * cosh(input)
 
 
-@op(float_only=True, method=True)
+@op(float_only=True, method=True, quiet=True)
 def cosh(input):
     """Hyperbolic cosine, elementwise.
 
@@ -653,8 +640,7 @@ def cosh(input):
     >>> oxmera.cosh(oxmera.tensor([0.0]))
     tensor([1.], dtype=float32)
     """
-    with np.errstate(over="ignore"):
-        return np.cosh(input)
+    return np.cosh(input)
 
 
 @cosh.vjp
@@ -662,7 +648,7 @@ def _(ctx, grad, input):
     return grad * sinh(input)
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
 def tanh(input):
     """Hyperbolic tangent, elementwise.
 
@@ -677,8 +663,32 @@ def tanh(input):
 
 @tanh.vjp
 def _(ctx, grad, input):
-    out = ctx.output
-    return grad * (1 - out * out)
+    return tanh_backward(grad, ctx.output)
+
+
+# tanh and sigmoid are common activations: their VJPs are one op each rather
+# than three (the speed reason for a fused VJP: a third of the dispatches),
+# and like every op they have VJPs of their own, so higher orders still work.
+
+@op(inputs=2, save=("grad", "output"))
+def tanh_backward(grad, output):
+    """The VJP of tanh from its output: ``grad * (1 - output**2)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.elementwise import tanh_backward
+    >>> tanh_backward(oxmera.tensor([1.0, 2.0]), oxmera.tensor([0.5, 0.0]))
+    tensor([0.75, 2.  ], dtype=float32)
+    """
+    return grad * (1 - output * output)
+
+
+@tanh_backward.vjp
+def _(ctx, grad_of_grad, grad, output):
+    needs = ctx.needs_input_grad
+    return (tanh_backward(grad_of_grad, output) if needs[0] else None,
+            -2 * grad_of_grad * grad * output if needs[1] else None)
 
 
 @op(save=(), save_output=True, float_only=True, method=True)
@@ -698,8 +708,28 @@ def sigmoid(input):
 
 @sigmoid.vjp
 def _(ctx, grad, input):
-    out = ctx.output
-    return grad * out * (1 - out)
+    return sigmoid_backward(grad, ctx.output)
+
+
+@op(inputs=2, save=("grad", "output"))
+def sigmoid_backward(grad, output):
+    """The VJP of sigmoid from its output: ``grad * output * (1 - output)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.elementwise import sigmoid_backward
+    >>> sigmoid_backward(oxmera.tensor([1.0, 2.0]), oxmera.tensor([0.5, 0.25]))
+    tensor([0.25 , 0.375], dtype=float32)
+    """
+    return grad * output * (1 - output)
+
+
+@sigmoid_backward.vjp
+def _(ctx, grad_of_grad, grad, output):
+    needs = ctx.needs_input_grad
+    return (sigmoid_backward(grad_of_grad, output) if needs[0] else None,
+            grad_of_grad * grad * (1 - 2 * output) if needs[1] else None)
 
 
 # The error function. NumPy has none and SciPy is not a dependency, so erf is
@@ -827,7 +857,7 @@ def _(ctx, grad, input):
     return where(gt(input, 0), grad, 0.0)
 
 
-@op(method=True, operators=("__abs__",))
+@op(method=True, operators=("__abs__",), numpy=np.abs)
 def abs(input):
     """Absolute value, elementwise (gradient ``sign(x)``, 0 at 0).
 
@@ -1124,7 +1154,7 @@ ceil = _rounding("ceil", np.ceil)
 trunc = _rounding("trunc", np.trunc)
 
 
-@op(save=(), method=True)
+@op(save=(), method=True, quiet=True)
 def round(input, *, decimals=0):
     """Round to ``decimals`` decimal places, halves to even, elementwise.
 
@@ -1144,8 +1174,7 @@ def round(input, *, decimals=0):
         raise TypeError("round(): not implemented for bool tensors")
     if input.dtype.kind != "f" and decimals >= 0:
         return input.copy()
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.round(input, decimals)
+    return np.round(input, decimals)
 
 
 round.vjp(_zero_vjp)

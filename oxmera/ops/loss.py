@@ -68,7 +68,7 @@ def _clamp_log(value):
 _EPSILON = 1e-12    # PyTorch's floor for x * (1 - x) in the gradient
 
 
-@op(inputs=3, promote=True)
+@op(inputs=3, promote=True, quiet=True)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """Binary cross entropy between probabilities ``input`` and ``target``.
@@ -103,15 +103,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if np.any((input < 0) | (input > 1)):
         raise OpError(f"binary_cross_entropy(): all elements of input (shape "
                       f"{np.shape(input)}) should be between 0 and 1")
-    with np.errstate(divide="ignore"):
-        log_x = np.maximum(np.log(input), -100)
-        log_1mx = np.maximum(np.log1p(-input), -100)
+    log_x = np.maximum(np.log(input), -100)
+    log_1mx = np.maximum(np.log1p(-input), -100)
     loss = -(target * log_x + (1 - target) * log_1mx)
     if weight is not None:
         loss = loss * weight
     if reduction == "mean":
-        with np.errstate(invalid="ignore"):
-            return np.asarray(np.mean(loss) if loss.size else np.nan, dtype=loss.dtype)
+        return np.asarray(np.mean(loss) if loss.size else np.nan, dtype=loss.dtype)
     if reduction == "sum":
         return np.asarray(np.sum(loss), dtype=loss.dtype)
     return np.asarray(loss)

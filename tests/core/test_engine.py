@@ -635,3 +635,18 @@ def test_create_graph_grad_accumulates_as_new_node():
     assert x.grad.tolist() == [16.0] and x.grad.requires_grad
     (d,) = autograd.grad(x.grad.sum(), x)          # d/dx (2x + 3x^2) = 2 + 6x
     assert d.tolist() == [14.0]
+
+
+def test_0d_gradients_summed_from_two_paths_stay_arrays():
+    # NumPy adds two 0-d arrays into a scalar; the engine must keep an array
+    # (a scalar would then act as a Python float of the default dtype).
+    import oxmera as _ox
+    x = _ox.tensor(np.array(0.5), requires_grad=True)
+    (g,) = _ox.autograd.grad(x * x, x)
+    assert type(g.numpy()) is np.ndarray and g.dtype == np.float64
+    assert _ox.stack([g]).dtype == np.float64
+    y = x * x
+    y.backward()
+    y = x * x
+    y.backward()
+    assert type(x.grad.numpy()) is np.ndarray and x.grad.item() == 2.0

@@ -446,3 +446,19 @@ add_torch_cases(
     ("allclose", lambda lib, x, y: lib.tensor(
         [lib.allclose(x, y), lib.allclose(x, x + 1e-9), x.allclose(y, atol=1.0)]),
      (Leaf((2, 3)), Leaf((3,))), _NO_GRAD))
+
+
+# -- the fused VJPs of tanh and sigmoid, as ops of their own ------------------------------------
+
+for _name in ("tanh_backward", "sigmoid_backward"):
+    _fn = getattr(oxmera.ops.elementwise, _name)
+    add_cases(_name,
+              ("3x4", _fn, (Leaf((3, 4)), Leaf((3, 4), "positive"))),
+              ("broadcast", _fn, (Leaf((2, 3)), Leaf((3,), "positive"))),
+              ("0d", _fn, (Leaf(()), Leaf((), "positive"))),
+              ("size-0", _fn, (Leaf((0, 3)), Leaf((0, 3)))),
+              ("transposed", _fn, (T((3, 4)), S((3, 4)))),
+              ("grad-only", _fn, (Leaf((2, 3)), const((2, 3), "positive"))))
+    add_torch_cases(_name, ("3x4", lambda lib, g, o, _name=_name: (
+        getattr(oxmera.ops.elementwise, _name)(g, o) if lib is oxmera
+        else getattr(lib.ops.aten, _name)(g, o)), (Leaf((3, 4)), Leaf((3, 4), "positive"))))
