@@ -1,4 +1,16 @@
-"""Neural-network building blocks: ``oxmera.nn.functional`` (stateless ops)."""
-from oxmera.nn import functional
+"""Neural-network building blocks, as in ``torch.nn``.
 
-__all__ = ["functional"]
+- :class:`Parameter` and :class:`Module` (``oxmera.nn.parameter``,
+  ``oxmera.nn.modules.module``): learnable tensors and the containers that
+  register them;
+- the layers, containers, activations and losses (``oxmera.nn.modules``);
+- ``oxmera.nn.init``: in-place initializations;
+- ``oxmera.nn.functional``: the stateless functions the layers call.
+"""
+from oxmera.nn import functional
+from oxmera.nn.parameter import Parameter
+from oxmera.nn import init
+from oxmera.nn.modules import *  # noqa: F403  (the modules package's __all__ is its layers)
+from oxmera.nn import modules as _modules
+
+__all__ = ["functional", "init", "Parameter", *_modules.__all__]

@@ -1,0 +1,1056 @@
+"""``oxmera.nn.Module``: the base class of every layer and model.
+
+What it owns: registration of parameters, buffers and submodules through
+attribute assignment; iterating over them by name; train/eval mode;
+``state_dict``/``load_state_dict``; dtype conversion; forward hooks; and the
+nested repr. Everything follows ``torch.nn.Module`` (names, arguments,
+order of iteration, error types and messages), with one deliberate
+difference: ``load_state_dict`` checks every key, shape and value before it
+copies anything, so a failed load leaves the module exactly as it was
+(PyTorch copies the matching entries before it raises).
+
+What it leaves to others: the math is in ``oxmera.nn.functional`` and the
+ops; the Parameter class is ``oxmera.nn.parameter``; optimizers
+(``oxmera.optim``) only read ``parameters()``/``named_parameters()``;
+saving to disk (``oxmera.save``) works on ``state_dict()``.
+"""
+import itertools
+import warnings
+import weakref
+from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
+
+import numpy as np
+
+from oxmera._core import autograd as _core
+from oxmera.autograd import no_grad
+from oxmera.nn.parameter import Parameter
+
+__all__ = ["Module", "RemovableHandle"]
+
+Tensor = _core.Tensor
+
+
+class RemovableHandle:
+    """A handle returned by the ``register_*_hook`` methods; ``remove()`` unregisters.
+
+    Usable as a context manager: the hook is removed on exit.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> layer = nn.Identity()
+    >>> seen = []
+    >>> with layer.register_forward_hook(lambda m, args, out: seen.append(out.shape)):
+    ...     _ = layer(oxmera.zeros(2))
+    >>> _ = layer(oxmera.zeros(3))
+    >>> seen
+    [(2,)]
+    """
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks_dict, *, extra_dict=None):
+        # Weak references: a handle kept by the user must not keep a
+        # deleted module's hook tables alive.
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = next(RemovableHandle._next_id)
+        if extra_dict is None:
+            extra_dict = ()
+        elif isinstance(extra_dict, dict):
+            extra_dict = (extra_dict,)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
+
+    def remove(self):
+        """Unregister the hook (a second call does nothing)."""
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None:
+            hooks_dict.pop(self.id, None)
+        for ref in self.extra_dict_ref:
+            extra = ref()
+            if extra is not None:
+                extra.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it did not find and did not expect."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text, spaces):
+    """Indent every line of ``text`` but the first by ``spaces`` (blank lines stay empty)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    first = lines.pop(0)
+    rest = [(" " * spaces) + line if line.strip() else "" for line in lines]
+    return first + "\n" + "\n".join(rest)
+
+
+def _typename(value):
+    kind = type(value)
+    module = kind.__module__
+    if module in ("builtins", None):
+        return kind.__qualname__
+    return f"{module}.{kind.__qualname__}"
+
+
+def _check_name(kind, name):
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f"{kind} name can't contain \".\", got: {name!r}")
+    if name == "":
+        raise KeyError(f"{kind} name can't be empty string \"\"")
+
+
+def _conversion_dtype(args, kwargs):
+    """The floating dtype ``Module.to(*args, **kwargs)`` asks for, or None (device only)."""
+    kwargs = dict(kwargs)
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, str) or arg is None:
+            device = arg
+        else:
+            try:
+                dtype = np.dtype(arg)
+            except TypeError:
+                raise TypeError(f"to() expects a dtype, a device ('cpu') or a Tensor, got "
+                                f"{arg!r}") from None
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise RuntimeError(f"to(): oxmera runs on the CPU only, got device {device!r}")
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "fc":
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+    return dtype
+
+
+class Module:
+    """Base class for all neural-network modules; subclass it and define ``forward``.
+
+    Assigning a :class:`Parameter`, a Module or (through
+    :meth:`register_buffer`) a Tensor buffer as an attribute registers it,
+    so ``parameters()``, ``state_dict()``, ``to()``, ``train()`` and the
+    repr reach it. Calling the module runs its forward pre-hooks,
+    ``forward`` and its forward hooks. A subclass must call
+    ``super().__init__()`` before assigning any of these.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> class TwoLayer(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.hidden = nn.Linear(4, 8)
+    ...         self.out = nn.Linear(8, 2)
+    ...     def forward(self, x):
+    ...         return self.out(self.hidden(x).relu())
+    >>> model = TwoLayer()
+    >>> model
+    TwoLayer(
+      (hidden): Linear(in_features=4, out_features=8, bias=True)
+      (out): Linear(in_features=8, out_features=2, bias=True)
+    )
+    >>> [name for name, _ in model.named_parameters()]
+    ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
+    >>> model(oxmera.randn(3, 4)).shape
+    (3, 2)
+    """
+
+    training: bool
+    _version = 1
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            unexpected = ", ".join([repr(a) for a in args] + list(kwargs))
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments "
+                            f"({unexpected}) for Module.__init__()")
+        # object.__setattr__: our __setattr__ reads these dicts.
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        setattr_(self, "_forward_hooks", OrderedDict())
+        setattr_(self, "_forward_hooks_with_kwargs", OrderedDict())
+        setattr_(self, "_forward_hooks_always_called", OrderedDict())
+        setattr_(self, "_forward_pre_hooks", OrderedDict())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        """The computation; every subclass defines it (call the module, not ``forward``)."""
+        raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required "
+                                  f"\"forward\" function")
+
+    # -- registration --------------------------------------------------------------------
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register a Tensor (or None) that is state but not a parameter, e.g. running stats.
+
+        A buffer is reachable as an attribute, converted by ``to()``, and,
+        when ``persistent`` (and not None), saved in ``state_dict()``.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> m = nn.Module()
+        >>> m.register_buffer("steps", oxmera.tensor(0))
+        >>> m.register_buffer("scratch", oxmera.zeros(2), persistent=False)
+        >>> list(m.state_dict())
+        ['steps']
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name("buffer", name)
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            f"(oxmera.Tensor or None required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        """Register ``param`` (a :class:`Parameter` or None) under ``name``.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> m = nn.Module()
+        >>> m.register_parameter("scale", nn.Parameter(oxmera.ones(1)))
+        >>> m.register_parameter("shift", None)
+        >>> [name for name, _ in m.named_parameters()]
+        ['scale']
+        """
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name("parameter", name)
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            f"(oxmera.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             f"parameters must be created explicitly. To express '{name}' as a "
+                             f"function of another Tensor, compute the value in the forward() "
+                             f"method.")
+        self._parameters[name] = param
+
+    def add_module(self, name, module):
+        """Register the submodule ``module`` (or None) under ``name``.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> m = nn.Module()
+        >>> m.add_module("act", nn.ReLU())
+        >>> m.act
+        ReLU()
+        """
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if "_modules" not in self.__dict__:
+            raise AttributeError("cannot assign module before Module.__init__() call")
+        _check_name("module", name)
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    def register_module(self, name, module):
+        """Alias of :meth:`add_module`.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> m = nn.Module()
+        >>> m.register_module("act", nn.Tanh())
+        >>> list(m.named_children())
+        [('act', Tanh())]
+        """
+        self.add_module(name, module)
+
+    def get_submodule(self, target):
+        """The submodule at the dotted path ``target`` (``""`` is the module itself).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+        >>> model.get_submodule("1.0")
+        ReLU()
+        """
+        if target == "":
+            return self
+        module = self
+        for item in target.split("."):
+            if not isinstance(module, Module) or item not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}` "
+                                     f"(looking up {target!r})")
+            module = module._modules[item]
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target):
+        """The parameter at the dotted path ``target``, e.g. ``"0.weight"``.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Sequential(nn.Linear(2, 3)).get_parameter("0.bias").shape
+        (3,)
+        """
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in module._parameters:
+            raise AttributeError(f"{module._get_name()} has no parameter `{name}`")
+        return module._parameters[name]
+
+    def get_buffer(self, target):
+        """The buffer at the dotted path ``target``, e.g. ``"0.running_mean"``.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Sequential(nn.BatchNorm1d(3)).get_buffer("0.running_var")
+        tensor([1., 1., 1.], dtype=float32)
+        """
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in module._buffers:
+            raise AttributeError(f"{module._get_name()} has no buffer `{name}`")
+        return module._buffers[name]
+
+    # -- attribute access ----------------------------------------------------------------
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails. Reads __dict__ directly:
+        # copy/pickle call this on an instance whose __init__ never ran.
+        state = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            members = state.get(table)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        state = self.__dict__
+
+        def remove_from(*tables):
+            for table in tables:
+                if name in table:
+                    if isinstance(table, dict):
+                        del table[name]
+                    else:
+                        table.discard(name)
+
+        params = state.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(state, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                f"(oxmera.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        else:
+            modules = state.get("_modules")
+            if isinstance(value, Module):
+                if modules is None:
+                    raise AttributeError("cannot assign module before Module.__init__() call")
+                remove_from(state, self._parameters, self._buffers,
+                            self._non_persistent_buffers_set)
+                modules[name] = value
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
+                                    f"'{name}' (oxmera.nn.Module or None expected)")
+                modules[name] = value
+            else:
+                buffers = state.get("_buffers")
+                if buffers is not None and name in buffers:
+                    if value is not None and not isinstance(value, Tensor):
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                        f"(oxmera.Tensor or None expected)")
+                    buffers[name] = value
+                else:
+                    object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = [*dir(type(self)), *self.__dict__, *self._parameters, *self._modules,
+                *self._buffers]
+        return sorted({key for key in keys if not key[0].isdigit()})
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        # A module pickled by an older version may lack the newer tables.
+        for name in ("_forward_hooks", "_forward_hooks_with_kwargs",
+                     "_forward_hooks_always_called", "_forward_pre_hooks",
+                     "_forward_pre_hooks_with_kwargs"):
+            self.__dict__.setdefault(name, OrderedDict())
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
+
+    # -- iteration -----------------------------------------------------------------------
+
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        # id() is safe here: every member is kept alive by its module while we iterate.
+        seen = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or id(value) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield (module_prefix + "." if module_prefix else "") + name, value
+
+    def parameters(self, recurse=True):
+        """An iterator over the parameters (each once), this module's first.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> [tuple(p.shape) for p in nn.Linear(3, 2).parameters()]
+        [(2, 3), (2,)]
+        """
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, parameter)`` pairs, names dotted from this module.
+
+        A parameter shared by several modules comes once (at its first
+        name) unless ``remove_duplicate=False``.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1, bias=False))
+        >>> [name for name, _ in model.named_parameters()]
+        ['0.weight', '0.bias', '2.weight']
+        >>> [name for name, _ in model.named_parameters(prefix="net", recurse=False)]
+        []
+        """
+        return self._named_members(lambda module: module._parameters.items(), prefix=prefix,
+                                   recurse=recurse, remove_duplicate=remove_duplicate)
+
+    def buffers(self, recurse=True):
+        """An iterator over the buffers (None buffers skipped).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> [tuple(b.shape) for b in nn.BatchNorm1d(3).buffers()]
+        [(3,), (3,), ()]
+        """
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """``(name, buffer)`` pairs, names dotted from this module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> [name for name, _ in nn.Sequential(nn.BatchNorm1d(3)).named_buffers()]
+        ['0.running_mean', '0.running_var', '0.num_batches_tracked']
+        """
+        return self._named_members(lambda module: module._buffers.items(), prefix=prefix,
+                                   recurse=recurse, remove_duplicate=remove_duplicate)
+
+    def children(self):
+        """An iterator over the immediate submodules.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> list(nn.Sequential(nn.ReLU(), nn.Tanh()).children())
+        [ReLU(), Tanh()]
+        """
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self):
+        """``(name, submodule)`` pairs of the immediate submodules (each once).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> [name for name, _ in nn.Sequential(nn.ReLU(), nn.Tanh()).named_children()]
+        ['0', '1']
+        """
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def modules(self):
+        """An iterator over every module of the tree, this one first (each once).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> len(list(nn.Sequential(nn.Linear(2, 2), nn.ReLU()).modules()))
+        3
+        """
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """``(name, module)`` over the tree, depth first, this one first under ``prefix``.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+        >>> [name for name, _ in model.named_modules()]
+        ['', '0', '1', '1.0']
+        """
+        if memo is None:
+            memo = set()
+        # An explicit stack, not recursion: a deep chain of modules must not
+        # hit the recursion limit. Pushed in reverse to keep torch's order.
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in memo:
+                continue
+            if remove_duplicate:
+                memo.add(id(module))
+            yield name, module
+            children = [(name + ("." if name else "") + child_name, child)
+                        for child_name, child in module._modules.items() if child is not None]
+            stack.extend(reversed(children))
+
+    # -- modes and whole-tree operations -------------------------------------------------
+
+    def train(self, mode=True):
+        """Set training mode (``mode=True``) or evaluation mode on the whole tree.
+
+        Dropout and batch norm behave differently in the two modes. Returns
+        the module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Dropout())
+        >>> model.train(False)[0].training
+        False
+        """
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        """Set evaluation mode (``train(False)``); returns the module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Dropout().eval().training
+        False
+        """
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` of every parameter (freeze with False); returns the module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(2, 2).requires_grad_(False)
+        >>> [p.requires_grad for p in layer.parameters()]
+        [False, False]
+        """
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of every parameter: to None (default) or to zeros.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(2, 1)
+        >>> layer(oxmera.ones(1, 2)).sum().backward()
+        >>> layer.zero_grad()
+        >>> layer.weight.grad is None
+        True
+        """
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                grad = param.grad
+                if grad.grad_fn is not None:
+                    grad = grad.detach()
+                    param.grad = grad
+                with no_grad():
+                    grad.zero_()
+
+    def apply(self, fn):
+        """Call ``fn(module)`` on every submodule (children first), then on this one.
+
+        Returns the module. Typical use: custom initialization.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> def init_weights(m):
+        ...     if isinstance(m, nn.Linear):
+        ...         nn.init.ones_(m.weight)
+        >>> model = nn.Sequential(nn.Linear(2, 2), nn.ReLU()).apply(init_weights)
+        >>> model[0].weight.sum().item()
+        4.0
+        """
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn):
+        """Replace every parameter's values, gradient and every buffer by ``fn`` of them.
+
+        The Parameter objects stay the same (their data is swapped), so an
+        optimizer built before ``to()`` still holds the module's parameters.
+        """
+        for module in self.children():
+            module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            with no_grad():
+                new_data = fn(param)
+                grad = param.grad
+                new_grad = None if grad is None else fn(grad)
+            if new_data is param:
+                continue
+            param.grad = None
+            param.data = new_data
+            if new_grad is not None:
+                param.grad = new_grad
+        for name, buffer in self._buffers.items():
+            if buffer is not None:
+                with no_grad():
+                    self._buffers[name] = fn(buffer)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Convert the floating point parameters and buffers to a dtype, in place.
+
+        Accepts ``to(dtype)``, ``to(tensor)`` (its dtype), ``to(device)``
+        with device ``"cpu"`` (the only one), and the keywords ``dtype``,
+        ``device``. Integer buffers (e.g. ``num_batches_tracked``) keep their
+        dtype; gradients are converted with their parameters. Returns the
+        module.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(2, 2).to(oxmera.float64)
+        >>> layer.weight.dtype
+        dtype('float64')
+        """
+        dtype = _conversion_dtype(args, kwargs)
+        if dtype is None:
+            return self
+
+        def convert(t):
+            return t.to(dtype) if t.dtype.kind in "fc" else t
+
+        return self._apply(convert)
+
+    def float(self):
+        """Convert the floating point parameters and buffers to float32; returns the module.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> nn.Linear(2, 2, dtype=oxmera.float64).float().weight.dtype
+        dtype('float32')
+        """
+        return self.to(np.float32)
+
+    def double(self):
+        """Convert the floating point parameters and buffers to float64; returns the module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Linear(2, 2).double().bias.dtype
+        dtype('float64')
+        """
+        return self.to(np.float64)
+
+    def half(self):
+        """Convert the floating point parameters and buffers to float16; returns the module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Linear(2, 2).half().weight.dtype
+        dtype('float16')
+        """
+        return self.to(np.float16)
+
+    def cpu(self):
+        """Return the module (oxmera runs on the CPU only).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.ReLU().cpu()
+        ReLU()
+        """
+        return self
+
+    # -- state dict ----------------------------------------------------------------------
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """An ordered dict of every parameter and persistent buffer, by dotted name.
+
+        The values share memory with the module's tensors but are detached
+        (no history, ``requires_grad=False``) unless ``keep_vars=True``. A
+        submodule registered under two names appears under both, as in
+        PyTorch.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+        >>> list(model.state_dict())  # doctest: +NORMALIZE_WHITESPACE
+        ['0.weight', '0.bias', '1.weight', '1.bias', '1.running_mean', '1.running_var',
+         '1.num_batches_tracked']
+        """
+        if destination is None:
+            destination = OrderedDict()
+        # Explicit stack (deep trees); children in registration order.
+        stack = [(prefix, self)]
+        while stack:
+            module_prefix, module = stack.pop()
+            module._save_to_state_dict(destination, module_prefix, keep_vars)
+            children = [(module_prefix + name + ".", child)
+                        for name, child in module._modules.items() if child is not None]
+            stack.extend(reversed(children))
+        return destination
+
+    def _local_state(self):
+        """The parameters and persistent buffers ``load_state_dict`` fills, by local name."""
+        local = {name: p for name, p in self._parameters.items() if p is not None}
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers_set:
+                local[name] = buffer
+        return local
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from ``state_dict`` into this module and its children.
+
+        With ``strict=True`` the keys must match ``state_dict()``'s exactly.
+        Every key, value type and shape is checked before anything is
+        copied: on any problem a single ``RuntimeError`` lists the missing
+        keys, the unexpected keys and each shape mismatch, and the module is
+        left unchanged. With ``strict=False`` missing and unexpected keys
+        are allowed (shape mismatches still raise). Values may be Tensors or
+        NumPy arrays; they are cast to each target's dtype. ``assign=True``
+        makes the module hold the given tensors (parameters wrapped as
+        Parameters keeping their ``requires_grad``) instead of copying.
+
+        Returns
+        -------
+        IncompatibleKeys
+            A named tuple ``(missing_keys, unexpected_keys)``.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+        >>> b.load_state_dict(a.state_dict())
+        <All keys matched successfully>
+        >>> bool((a.weight == b.weight).all())
+        True
+        >>> b.load_state_dict({"weight": oxmera.zeros(2, 2)}, strict=False)
+        _IncompatibleKeys(missing_keys=['bias'], unexpected_keys=[])
+        >>> b.load_state_dict({"weight": oxmera.zeros(3, 2)})
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Error(s) in loading state_dict for Linear:
+            Missing key(s) in state_dict: "bias".
+            size mismatch for weight: copying a param with shape (3, 2) from checkpoint, ...
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, errors, plan = [], [], []
+        consumed = set()
+        stack = [("", self)]
+        while stack:
+            prefix, module = stack.pop()
+            for name, target in module._local_state().items():
+                key = prefix + name
+                if key not in state_dict:
+                    missing.append(key)
+                    continue
+                consumed.add(key)
+                value = state_dict[key]
+                if isinstance(value, Tensor):
+                    array = value._data
+                elif isinstance(value, np.ndarray):
+                    array = value
+                else:
+                    errors.append(f"While copying the parameter named \"{key}\", expected "
+                                  f"oxmera.Tensor or numpy.ndarray from checkpoint but received "
+                                  f"{type(value)}")
+                    continue
+                if array.shape != target.shape:
+                    errors.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{array.shape} from checkpoint, the shape in current model "
+                                  f"is {target.shape}.")
+                    continue
+                if array.dtype.kind not in "biufc":
+                    errors.append(f"While copying the parameter named \"{key}\", the checkpoint "
+                                  f"holds dtype {array.dtype}, which cannot be cast to "
+                                  f"{target.dtype}")
+                    continue
+                plan.append((module, name, target, value, array))
+            children = [(prefix + name + ".", child)
+                        for name, child in module._modules.items() if child is not None]
+            stack.extend(reversed(children))
+        unexpected = [key for key in state_dict if key not in consumed]
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        for module, name, target, value, array in plan:
+            if assign:
+                if name in module._parameters:
+                    requires_grad = target.requires_grad
+                    if not isinstance(value, Parameter):
+                        value = Parameter(value if isinstance(value, Tensor)
+                                          else _core._wrap(array), requires_grad=False)
+                    value.requires_grad_(requires_grad)
+                    module._parameters[name] = value
+                else:
+                    module._buffers[name] = (value if isinstance(value, Tensor)
+                                             else _core._wrap(array))
+            else:
+                # The checks above make this write unable to fail half way.
+                target._data[...] = array
+                target._bump_version()
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- hooks and calling ---------------------------------------------------------------
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Run ``hook(module, args)`` before each ``forward``.
+
+        A non-None return replaces the positional arguments (a single value
+        is wrapped in a tuple). With ``with_kwargs=True`` the hook is
+        ``hook(module, args, kwargs)`` and may return ``(args, kwargs)``.
+        ``prepend=True`` runs it before the hooks already registered.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Identity()
+        >>> handle = layer.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        >>> layer(oxmera.ones(2))
+        tensor([2., 2.], dtype=float32)
+        >>> handle.remove()
+        >>> layer(oxmera.ones(2))
+        tensor([1., 1.], dtype=float32)
+        """
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """Run ``hook(module, args, output)`` after each ``forward``.
+
+        A non-None return replaces the output. With ``with_kwargs=True`` the
+        hook is ``hook(module, args, kwargs, output)``; ``always_call=True``
+        runs it even when ``forward`` raises; ``prepend=True`` runs it before
+        the hooks already registered.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+        >>> shapes = {}
+        >>> handle = model[0].register_forward_hook(
+        ...     lambda m, args, out: shapes.update(linear=out.shape))
+        >>> _ = model(oxmera.randn(5, 4))
+        >>> shapes
+        {'linear': (5, 3)}
+        >>> handle.remove()
+        """
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        called = set()
+        result = None
+        try:
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError(f"forward pre-hook must return None or a tuple "
+                                               f"of (new_args, new_kwargs), but got {new}.")
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            return result
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                    continue
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        new = hook(self, args, kwargs, result)
+                    else:
+                        new = hook(self, args, result)
+                    if new is not None:
+                        result = new
+                except Exception as e:
+                    warnings.warn(f"module forward hook with ``always_call=True`` raised an "
+                                  f"exception that was silenced as another error was raised "
+                                  f"in forward: {e}", stacklevel=2)
+            raise
+
+    # -- repr ----------------------------------------------------------------------------
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        """The text inside this module's repr parentheses (override in layers).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Linear(2, 3).extra_repr()
+        'in_features=2, out_features=3, bias=True'
+        """
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): {_addindent(repr(module), 2)}"
+                       for name, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
