@@ -142,15 +142,14 @@ def build_pages():
             for sub in submodules:
                 lines.append(f"- :mod:`{sub.__name__}`: {_summary(sub)}")
             lines.append("")
-        for section in sorted(own, key=_section_order):
-            entries = own[section]
-            lines += [_heading(_section_title(section), "-"), ""]
-            for kind in ("class", "function"):
-                group = sorted(name for name, k in entries if k == kind)
-                if not group:
-                    continue
-                lines.append(".. autosummary::\n   :toctree: generated\n\n"
-                             + "\n".join(f"   {name}" for name in group) + "\n")
+        if sum(map(len, own.values())) > SECTIONED_PAGE:
+            # A long page: one section per module that defines the objects.
+            for section in sorted(own, key=_section_order):
+                lines += [_heading(_section_title(section), "-"), ""]
+                lines += _autosummaries(own[section], with_headings=False)
+        else:
+            lines += _autosummaries([e for entries in own.values() for e in entries],
+                                    with_headings=True)
         if dtypes:
             lines += _dtype_table(module, dtypes)
         if data:
@@ -170,6 +169,23 @@ def build_pages():
         "listed here).\n\n"
         ".. toctree::\n   :maxdepth: 2\n\n" + toc + "\n")
     return pages
+
+
+#: Pages with more objects than this are split into sections by defining module.
+SECTIONED_PAGE = 40
+
+
+def _autosummaries(entries, with_headings):
+    lines = []
+    for kind, title in (("class", "Classes"), ("function", "Functions")):
+        group = sorted(name for name, k in entries if k == kind)
+        if not group:
+            continue
+        if with_headings:
+            lines += [_heading(title, "-"), ""]
+        lines.append(".. autosummary::\n   :toctree: generated\n\n"
+                     + "\n".join(f"   {name}" for name in group) + "\n")
+    return lines
 
 
 def _dtype_table(module, dtypes):
