@@ -1,0 +1,153 @@
+"""Adam (and, with decoupled weight decay, AdamW), optionally AMSGrad.
+
+PyTorch's ``torch.optim.Adam`` algorithm, step for step and in the same
+order of floating-point operations as its single-tensor implementation:
+the first moment is a ``lerp`` toward the gradient, the bias corrections are
+Python floats, and the update is ``θ - (step_size · m) / (√v / √(1-β₂ᵗ) + ε)``.
+"""
+import numpy as np
+
+from oxmera.optim.optimizer import Optimizer, _lerp_, _step_count
+from oxmera.ops.creation import from_numpy, tensor
+
+__all__ = ["Adam"]
+
+
+def _check_hyper_parameters(name, lr, betas, eps, weight_decay):
+    if not 0.0 <= lr:
+        raise ValueError(f"{name}: invalid learning rate: {lr} (must be >= 0)")
+    if not 0.0 <= eps:
+        raise ValueError(f"{name}: invalid epsilon value: {eps} (must be >= 0)")
+    if len(betas) != 2:
+        raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"{name}: invalid beta parameter at index 0: {betas[0]} "
+                         f"(must be in [0, 1))")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"{name}: invalid beta parameter at index 1: {betas[1]} "
+                         f"(must be in [0, 1))")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"{name}: invalid weight_decay value: {weight_decay} (must be >= 0)")
+
+
+class Adam(Optimizer):
+    r"""Adam: adaptive moment estimation (Kingma & Ba), optionally AMSGrad.
+
+    For each parameter :math:`\theta` with gradient :math:`g` at step :math:`t`:
+
+    .. math::
+
+        g &\leftarrow g + \lambda \theta \quad (\lambda \neq 0;
+            \text{ decoupled: } \theta \leftarrow \theta (1 - \gamma\lambda) \text{ instead}) \\
+        m &\leftarrow \beta_1 m + (1 - \beta_1) g, \qquad
+        v \leftarrow \beta_2 v + (1 - \beta_2) g^2 \\
+        \hat v &= \max(\hat v, v) \ \text{(amsgrad)} \quad\text{or}\quad \hat v = v \\
+        \theta &\leftarrow \theta - \frac{\gamma}{1 - \beta_1^t}
+            \frac{m}{\sqrt{\hat v} / \sqrt{1 - \beta_2^t} + \epsilon}
+
+    Parameters
+    ----------
+    params : iterable
+        Tensors to optimize, or dicts defining parameter groups.
+    lr : float, default 1e-3
+        Learning rate :math:`\gamma`.
+    betas : (float, float), default (0.9, 0.999)
+        Decay rates :math:`\beta_1, \beta_2` of the moment estimates.
+    eps : float, default 1e-8
+        Added to the denominator for numerical stability.
+    weight_decay : float, default 0
+        Weight decay :math:`\lambda` (an L2 penalty added to the gradient).
+    amsgrad : bool, default False
+        Normalize by the running maximum of the second moment (AMSGrad).
+    maximize : bool, default False
+        Maximize the objective instead of minimizing it.
+    decoupled_weight_decay : bool, default False
+        Decay the weights directly, as AdamW does, instead of through the
+        gradient.
+
+    Notes
+    -----
+    State per parameter: ``'step'`` (a 0-d float32 tensor), ``'exp_avg'``,
+    ``'exp_avg_sq'`` and, with ``amsgrad``, ``'max_exp_avg_sq'``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.optim import Adam
+    >>> w = oxmera.tensor([1.0, -1.0], requires_grad=True)
+    >>> opt = Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()          # the first step moves each weight by about lr
+    >>> w
+    tensor([ 0.9, -0.9], dtype=float32, requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
+        _check_hyper_parameters(type(self).__name__, lr, betas, eps, weight_decay)
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """Update the parameters once; see ``Optimizer.step``.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera.optim import Adam
+        >>> w = oxmera.tensor([0.5], requires_grad=True)
+        >>> opt = Adam([w], lr=0.01, amsgrad=True)
+        >>> w.sum().backward(); opt.step()
+        >>> sorted(opt.state[w])
+        ['exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'step']
+        """
+        loss = self._begin_step(closure)
+        for group in self.param_groups:
+            lr = group["lr"]
+            beta1, beta2 = group["betas"]
+            eps = group["eps"]
+            weight_decay = group["weight_decay"]
+            amsgrad = group["amsgrad"]
+            for p in self._params_to_update(group):
+                param = p._data
+                grad = p.grad._data
+                state = self.state[p]
+                if not state:
+                    state["step"] = tensor(0.0, dtype=np.float32)
+                    state["exp_avg"] = from_numpy(np.zeros_like(param))
+                    state["exp_avg_sq"] = from_numpy(np.zeros_like(param))
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = from_numpy(np.zeros_like(param))
+                exp_avg = state["exp_avg"]._data
+                exp_avg_sq = state["exp_avg_sq"]._data
+                if group["maximize"]:
+                    grad = -grad
+                step = _step_count(state)
+                if weight_decay != 0:
+                    if group["decoupled_weight_decay"]:
+                        param *= 1 - lr * weight_decay
+                    else:
+                        grad = grad + weight_decay * param
+                _lerp_(exp_avg, grad, 1 - beta1)
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2 ** 0.5
+                if amsgrad:
+                    if "max_exp_avg_sq" not in state:
+                        state["max_exp_avg_sq"] = from_numpy(np.zeros_like(param))
+                    max_exp_avg_sq = state["max_exp_avg_sq"]._data
+                    np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+                    denom = np.sqrt(max_exp_avg_sq)
+                else:
+                    denom = np.sqrt(exp_avg_sq)
+                denom /= bias_correction2_sqrt
+                denom += eps
+                update = -step_size * exp_avg
+                update /= denom
+                param += update
+        return loss
