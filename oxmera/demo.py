@@ -24,7 +24,6 @@ https://doi.org/10.24432/C50P49, licensed CC BY 4.0 (see
 """
 import argparse
 import importlib.util
-import math
 import os
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 import oxmera
-import oxmera.nn.functional as F
+from oxmera import nn, optim
 from oxmera.datasets import load_digits
 
 #: The train/held-out split never changes: a permutation from this seed,
@@ -64,69 +63,23 @@ def split_digits():
             oxmera.from_numpy(images[test]), oxmera.from_numpy(labels[test]))
 
 
-class DigitsNet:
-    """conv(1->16, 3x3) -> ReLU -> max-pool 2x2 -> conv(16->32, 3x3) -> ReLU -> flatten
-    -> linear(512->64) -> ReLU -> linear(64->10), initialized as PyTorch's layers are."""
+class DigitsNet(nn.Module):
+    """Two 3x3 convolutions and two linear layers: 38,282 parameters.
 
-    SHAPES = {"conv1.weight": (16, 1, 3, 3), "conv1.bias": (16,),
-              "conv2.weight": (32, 16, 3, 3), "conv2.bias": (32,),
-              "fc1.weight": (64, 512), "fc1.bias": (64,),
-              "fc2.weight": (10, 64), "fc2.bias": (10,)}
+    ``(N, 1, 8, 8)`` images in, ``(N, 10)`` class scores (logits) out.
+    """
 
     def __init__(self):
-        self.params = {}
-        for name, shape in self.SHAPES.items():
-            layer = name.split(".")[0]
-            fan_in = math.prod(self.SHAPES[layer + ".weight"][1:])
-            bound = 1.0 / math.sqrt(fan_in)
-            values = oxmera.rand(*shape) * (2 * bound) - bound
-            self.params[name] = values.detach().requires_grad_()
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 16, kernel_size=3, padding=1), nn.ReLU(),   # 16 x 8 x 8
+            nn.MaxPool2d(2),                                          # 16 x 4 x 4
+            nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU())  # 32 x 4 x 4
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Linear(32 * 4 * 4, 64), nn.ReLU(), nn.Linear(64, 10))
 
-    def parameters(self):
-        return list(self.params.values())
-
-    def __call__(self, x):
-        p = self.params
-        h = F.relu(F.conv2d(x, p["conv1.weight"], p["conv1.bias"], padding=1))
-        h = F.max_pool2d(h, 2)
-        h = F.relu(F.conv2d(h, p["conv2.weight"], p["conv2.bias"], padding=1))
-        h = F.relu(F.linear(h.flatten(1), p["fc1.weight"], p["fc1.bias"]))
-        return F.linear(h, p["fc2.weight"], p["fc2.bias"])
-
-    def state_dict(self):
-        return {name: p.detach() for name, p in self.params.items()}
-
-    def load_state_dict(self, state):
-        with oxmera.no_grad():
-            for name, p in self.params.items():
-                p.copy_(state[name])
-
-
-class Adam:
-    """Adam (Kingma and Ba) with a learning rate that ``lr`` may change between steps."""
-
-    def __init__(self, params, lr, betas=(0.9, 0.999), eps=1e-8):
-        self.params, self.lr, self.betas, self.eps, self.steps = params, lr, betas, eps, 0
-        self.m = [np.zeros(p.shape, p.dtype) for p in params]
-        self.v = [np.zeros(p.shape, p.dtype) for p in params]
-
-    def zero_grad(self):
-        for p in self.params:
-            p.grad = None
-
-    def step(self):
-        self.steps += 1
-        beta1, beta2 = self.betas
-        with oxmera.no_grad():
-            for p, m, v in zip(self.params, self.m, self.v):
-                g = p.grad.numpy()
-                m *= beta1
-                m += (1 - beta1) * g
-                v *= beta2
-                v += (1 - beta2) * g * g
-                denominator = np.sqrt(v / (1 - beta2 ** self.steps)) + self.eps
-                update = (self.lr / (1 - beta1 ** self.steps)) * m / denominator
-                p.sub_(oxmera.from_numpy(update.astype(p.dtype)))
+    def forward(self, x):
+        return self.classifier(self.features(x))
 
 
 def batches(images, labels, batch_size, rng):
@@ -197,6 +150,7 @@ def progress_bar(total, desc, file=None):
 
 def accuracy(model, images, labels):
     """Fraction of ``images`` whose largest output is the label, and the outputs."""
+    model.eval()
     with oxmera.no_grad():
         logits = model(images)
     predicted = logits.numpy().argmax(axis=1)
@@ -279,21 +233,24 @@ def train(args, save_path):
     oxmera.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     model = DigitsNet()
-    optimizer = Adam(model.parameters(), lr=args.lr)
+    count = sum(p.numel() for p in model.parameters())
+    print(f"{model}\n{count:,} parameters")
     steps_per_epoch = -(-len(train_y) // args.batch_size)
-    total_steps = args.epochs * steps_per_epoch
+    optimizer = optim.Adam(model.parameters(), lr=args.lr)
+    schedule = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs * steps_per_epoch)
+    loss_fn = nn.CrossEntropyLoss()
 
     losses, accuracies, batch_losses = [], [], []
     for epoch in range(1, args.epochs + 1):
         bar = progress_bar(steps_per_epoch, f"epoch {epoch:>2}/{args.epochs}")
         seen = running = 0.0
+        model.train()
         for images, labels in batches(train_x, train_y, args.batch_size, rng):
-            step = len(batch_losses)
-            optimizer.lr = args.lr * 0.5 * (1 + math.cos(math.pi * step / total_steps))
-            loss = F.cross_entropy(model(images), labels)
+            loss = loss_fn(model(images), labels)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            schedule.step()
             batch_losses.append(loss.item())
             running += batch_losses[-1] * len(labels)
             seen += len(labels)
