@@ -35,7 +35,7 @@ class LayerNorm(Module):
     >>> from oxmera import nn
     >>> norm = nn.LayerNorm(4)
     >>> norm
-    LayerNorm((4,), eps=1e-05, elementwise_affine=True)
+    LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)
     >>> out = norm(oxmera.tensor([[1.0, 2.0, 3.0, 4.0]]))
     >>> round(out.mean().item(), 6), round(out.var(correction=0).item(), 3)
     (0.0, 1.0)
@@ -73,14 +73,14 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class _BatchNorm(Module):
     """What ``BatchNorm1d`` and ``BatchNorm2d`` share (PyTorch's ``_BatchNorm``)."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         dtype = factory_dtype(device, dtype, type(self).__name__)
         self.num_features = num_features
@@ -90,7 +90,10 @@ class _BatchNorm(Module):
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = Parameter(empty((num_features,), dtype))
-            self.bias = Parameter(empty((num_features,), dtype))
+            if bias:
+                self.bias = Parameter(empty((num_features,), dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -116,7 +119,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -139,7 +143,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -149,7 +154,8 @@ class BatchNorm1d(_BatchNorm):
     updates the buffers ``running_mean``/``running_var`` (unbiased variance)
     with ``momentum`` (``None``: a cumulative average) and counts
     ``num_batches_tracked``; evaluation normalizes with the running
-    statistics. ``affine`` adds ``weight`` (ones) and ``bias`` (zeros);
+    statistics. ``affine`` adds ``weight`` (ones) and, unless the keyword
+    ``bias=False``, ``bias`` (zeros);
     ``track_running_stats=False`` keeps no buffers and always uses batch
     statistics.
 
@@ -159,7 +165,7 @@ class BatchNorm1d(_BatchNorm):
     >>> from oxmera import nn
     >>> bn = nn.BatchNorm1d(2)
     >>> bn
-    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)
+    BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
     >>> out = bn(oxmera.tensor([[1.0, 2.0], [3.0, 6.0]]))
     >>> bn.running_mean, bn.num_batches_tracked
     (tensor([0.2, 0.4], dtype=float32), tensor(1, dtype=int64))
