@@ -18,6 +18,7 @@ import inspect
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import tarfile
 import zipfile
@@ -156,6 +157,16 @@ def test_sdist_contents():
     assert not generated, f"build products in the sdist: {generated}"
 
 
+def _package_files():
+    # Every file git tracks under oxmera/ belongs in the wheel (data files too).
+    try:
+        out = subprocess.run(["git", "ls-files", "oxmera"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    return out.split()
+
+
 @pytest.mark.skipif(not DIST, reason="set OXMERA_DIST to a folder with a built sdist and wheel")
 def test_wheel_contents():
     wheels = list(pathlib.Path(DIST).glob("oxmera-*.whl"))
@@ -166,6 +177,8 @@ def test_wheel_contents():
                          "oxmera/_core/autograd.pyx", "oxmera/_core/autograd.pxd"]:
             assert required in names, f"{required} is missing from {wheel.name}"
         assert any(re.match(r"oxmera/_core/autograd\..*(so|pyd)$", n) for n in names)
+        missing = [f for f in _package_files() if f not in names]
+        assert not missing, f"package files missing from {wheel.name}: {missing}"
         assert not [n for n in names if n.endswith(".c") or n.startswith("tests/")]
         metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
         text = zipfile.ZipFile(wheel).read(metadata).decode()
