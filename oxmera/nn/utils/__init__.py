@@ -1,0 +1,5 @@
+"""Training utilities of ``oxmera.nn``: gradient clipping (``clip_grad_norm_``,
+``clip_grad_value_``), as in ``torch.nn.utils``."""
+from oxmera.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_"]
