@@ -5,12 +5,13 @@
   register them;
 - the layers, containers, activations and losses (``oxmera.nn.modules``);
 - ``oxmera.nn.init``: in-place initializations;
-- ``oxmera.nn.functional``: the stateless functions the layers call.
+- ``oxmera.nn.functional``: the stateless functions the layers call;
+- ``oxmera.nn.utils``: training utilities (gradient clipping).
 """
 from oxmera.nn import functional
 from oxmera.nn.parameter import Parameter
-from oxmera.nn import init
+from oxmera.nn import init, utils
 from oxmera.nn.modules import *  # noqa: F403  (the modules package's __all__ is its layers)
 from oxmera.nn import modules as _modules
 
-__all__ = ["functional", "init", "Parameter", *_modules.__all__]
+__all__ = ["functional", "init", "utils", "Parameter", *_modules.__all__]
