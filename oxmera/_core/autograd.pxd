@@ -5,6 +5,8 @@ cdef class VersionCounter:
     # Shared by a tensor, its views and its detached aliases: one counter per
     # block of memory, bumped by every in-place write to it.
     cdef Py_ssize_t value          # number of in-place writes so far
+    cdef int locks                 # live nodes that saved the output array it counts for
+    cdef bint lock_owned           # oxmera made that array read-only (and restores it)
 
 
 cdef class AutogradMeta:
@@ -22,8 +24,9 @@ cdef class Tensor:
     cdef readonly object _data     # the numpy.ndarray holding the values
     cdef AutogradMeta _meta        # None unless the tensor requires grad
     cdef VersionCounter _version_counter  # None until first needed (0 writes)
-    cdef object _view_of           # a view: (base Tensor, ((OpDef, args, kwargs), ...)), else None
-    cdef object _origin            # why it is cut from the graph: (reason, op name) or None
+    cdef object _links             # None, or (view, origin): rare, so one slot (see _view_of, _origin)
+    cdef int _locks                # live nodes that saved this tensor for backward
+    cdef bint _lock_owned          # oxmera made _data read-only for them (and restores it)
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
@@ -55,6 +58,7 @@ cdef class NodeExtras:
     cdef list retained             # [output_nr, weakref to Tensor] for retain_grad(), or None
     cdef object creation_trace     # forward traceback kept in anomaly mode, or None
     cdef list fn_hooks             # [pre-hooks, post-hooks] of the node itself, or None
+    cdef tuple next_nrs            # per input: output index in next_fns[i], when not all 0
 
 
 cdef class GradFn:
@@ -63,19 +67,19 @@ cdef class GradFn:
     # acyclic and dropping the output frees it by reference counting alone.
     cdef readonly OpDef op         # the op definition: name, vjp, flags
     cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
-    cdef tuple next_nrs            # per input: output index in next_fns[i]; None when all 0
-    cdef tuple needs_input_grad_   # per input: does it need a gradient (derived from next_fns on first use)
     cdef tuple args                # the call's positional args; unsaved tensors replaced by None
     cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved tensor inputs at record time; None = all 0
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
     cdef Py_ssize_t output_version      # its value when saved
-    cdef Py_ssize_t num_outputs    # number of outputs of the op
+    cdef int num_outputs           # number of outputs of the op
     cdef object out_shape          # output shape (tuple of shapes when num_outputs > 1)
     cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
-    cdef bint released             # saved values freed by a backward without retain_graph
+    cdef unsigned char released    # saved values freed by a backward without retain_graph
+    cdef unsigned char locked      # it made saved arrays read-only (released with the values)
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
+    cdef object task_              # this node's task while a backward runs through it, else None
     cdef object __weakref__        # weakref support
 
     cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr)

@@ -301,6 +301,21 @@ cdef inline AutogradMeta _new_meta(GradFn grad_fn, Py_ssize_t output_nr):
     return meta
 
 
+# A tensor's rare links, in one slot: how it is a view of a base (for
+# in-place ops) and why it is cut from the graph (for explain).
+
+cdef inline object _view_info(Tensor t):
+    return None if t._links is None else (<tuple>t._links)[0]
+
+
+cdef inline object _origin_info(Tensor t):
+    return None if t._links is None else (<tuple>t._links)[1]
+
+
+cdef inline void _set_links(Tensor t, object view, object origin) noexcept:
+    t._links = None if view is None and origin is None else (view, origin)
+
+
 cdef Tensor wrap_array(object array):
     """A new Tensor around ``array`` (no copy, no grad): the fast constructor."""
     cdef Tensor t = Tensor.__new__(Tensor)
@@ -723,15 +738,16 @@ cdef class Tensor:
         t._data = self._data
         t._version_counter = _counter_of(self)
         if self._meta is not None and self._meta.requires_grad:
-            t._origin = ("detach", None)
+            _set_links(t, None, ("detach", None))
         return t
 
     def detach_(self):
         """Cut this tensor from the graph in place; it becomes a leaf."""
         if self._meta is not None and self._meta.requires_grad:
-            self._origin = ("detach", None)
+            _set_links(self, None, ("detach", None))
+        else:
+            self._links = None
         self._meta = None
-        self._view_of = None
         return self
 
     @property
@@ -769,7 +785,7 @@ cdef class Tensor:
         ops that lead from it to this tensor, in order; in-place ops on a view
         replay them to rewrite the base's history (``oxmera.ops.inplace``).
         """
-        return self._view_of
+        return _view_info(self)
 
     @property
     def _origin(self):
@@ -780,7 +796,7 @@ cdef class Tensor:
         ``"non-differentiable"`` (made by a non-differentiable op from such
         inputs) or ``"detach"`` (made by ``detach()``/``detach_()``).
         """
-        return self._origin
+        return _origin_info(self)
 
     def _set_history(self, Tensor source):
         """Give this tensor ``source``'s place in the graph (in-place ops).
@@ -800,7 +816,7 @@ cdef class Tensor:
             meta.retains_grad = old.retains_grad
             meta.grad = old.grad
         self._meta = meta
-        self._origin = None
+        _set_links(self, _view_info(self), None)
         if meta.retains_grad:
             extras = _extras_of(meta.grad_fn)
             if extras.retained is None:
@@ -944,6 +960,12 @@ cdef class NodeExtras:
     """The rarely used parts of a node: hooks, retained outputs, anomaly trace (internal)."""
 
 
+cdef inline tuple _input_nrs(GradFn node):
+    # Which output of its producer each input is: only nodes fed by a
+    # multi-output op have it (in their extras), the rest read None.
+    return None if node.extras is None else node.extras.next_nrs
+
+
 cdef NodeExtras _extras_of(GradFn node):
     if node.extras is None:
         node.extras = NodeExtras.__new__(NodeExtras)
@@ -974,7 +996,7 @@ cdef class GradFn:
             if isinstance(fn, Tensor):
                 out.append((AccumulateGrad(fn), 0))
             else:
-                out.append((fn, 0 if self.next_nrs is None else self.next_nrs[i]))
+                out.append((fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i]))
         return tuple(out)
 
     @property
@@ -984,17 +1006,15 @@ cdef class GradFn:
         # so recording an op allocates one tuple less.
         cdef Py_ssize_t i, n
         cdef tuple flags
-        if self.needs_input_grad_ is None:
-            # Filled in place (this replaces ``tuple([fn is not None for fn in
-            # self.next_fns])``: it runs once per node in every backward).
-            n = len(self.next_fns)
-            flags = PyTuple_New(n)
-            for i in range(n):
-                flag = self.next_fns[i] is not None
-                Py_INCREF(flag)
-                PyTuple_SET_ITEM(flags, i, flag)
-            self.needs_input_grad_ = flags
-        return self.needs_input_grad_
+        # Derived from the edges at each use (a node holds no tuple for it,
+        # which keeps every node of a deep graph smaller), filled in place.
+        n = len(self.next_fns)
+        flags = PyTuple_New(n)
+        for i in range(n):
+            flag = self.next_fns[i] is not None
+            Py_INCREF(flag)
+            PyTuple_SET_ITEM(flags, i, flag)
+        return flags
 
     @property
     def output(self):
@@ -1023,12 +1043,12 @@ cdef class GradFn:
     def input_shape(self, Py_ssize_t i):
         """Shape of input ``i`` (one that needs a gradient), without keeping it alive."""
         fn = _input_edge(self, i)
-        return _expected_shape(fn, 0 if self.next_nrs is None else self.next_nrs[i])
+        return _expected_shape(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
 
     def input_dtype(self, Py_ssize_t i):
         """Dtype of input ``i`` (one that needs a gradient)."""
         fn = _input_edge(self, i)
-        return _expected_dtype(fn, 0 if self.next_nrs is None else self.next_nrs[i])
+        return _expected_dtype(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
 
     def __repr__(self):
         return f"<{self.op.backward_name} object at {<size_t><void*>self:#x}>"
@@ -1100,11 +1120,18 @@ cdef class GradFn:
         return self._rebuild_output(array, None, output_nr)
 
     cdef int release(self) except -1:
+        if self.locked:
+            _unlock_saved(self)
         self.args = None
         self.kwargs = None
         self.saved_output = None
         self.released = True
         return 0
+
+    def __dealloc__(self):
+        # A graph dropped without backward gives its saved arrays back too.
+        if self.locked and not self.released:
+            _unlock_saved(self)
 
     cdef int check_saved(self) except -1:
         """Raise if the saved values were freed or modified in place since."""
@@ -1334,7 +1361,7 @@ def apply_op(OpDef op, tuple args, dict kwargs):
             _share_counters(args[0], outputs, op, args, kwargs)
         if origin is not None:
             for o in outputs:
-                (<Tensor>o)._origin = origin
+                _set_links(<Tensor>o, _view_info(<Tensor>o), origin)
         if op.output_type is not None:
             return op.output_type(*outputs)
         return outputs
@@ -1344,11 +1371,11 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     t._data = out
     if op.view and n and isinstance(args[0], Tensor) and _is_view_of(out, fargs[0]):
         t._version_counter = _counter_of(<Tensor>args[0])
-        t._view_of = _view_entry(<Tensor>args[0], op, args, kwargs)
+        _set_links(t, _view_entry(<Tensor>args[0], op, args, kwargs), None)
     if recording:
         _record(op, args, n, args, kwargs, (t,), False)
     elif origin is not None:
-        t._origin = origin
+        _set_links(t, _view_info(t), origin)
     return t
 
 
@@ -1394,8 +1421,9 @@ cdef object _intern_shape(object shape):
 cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
     # The base owning the memory and the view ops from it to the new view.
     step = (op, args[1:], kwargs)
-    if source._view_of is not None:
-        base, chain = source._view_of
+    view = _view_info(source)
+    if view is not None:
+        base, chain = view
         return (base, chain + (step,))
     return (source, (step,))
 
@@ -1488,7 +1516,8 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
     if recording and op.differentiable and grad_enabled():
         _record(op, values, count, args, kwargs, (t,), True)
     elif recording:
-        t._origin = (("no_grad" if op.differentiable else "non-differentiable"), op.name)
+        _set_links(t, None, (("no_grad" if op.differentiable else "non-differentiable"),
+                             op.name))
     return t
 
 
@@ -1518,7 +1547,7 @@ cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
         for o in outputs:
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
-                (<Tensor>o)._view_of = (None, ((op, args[1:], kwargs),))
+                _set_links(<Tensor>o, (None, ((op, args[1:], kwargs),)), None)
     return 0
 
 
@@ -1570,7 +1599,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         PyTuple_SET_ITEM(next_fns, i, edge)
     node.next_fns = next_fns
     if nrs is not None:
-        node.next_nrs = tuple(nrs)
+        _extras_of(node).next_nrs = tuple(nrs)
     if versions is not None:
         node.saved_versions = tuple(versions)
     # What the VJP will read: the call's arguments, with inputs it does not
@@ -1601,6 +1630,8 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             node.saved_output = t._data
             node.output_counter = _counter_of(t)
             node.output_version = (<VersionCounter>node.output_counter).value
+            _lock_counter(<VersionCounter>node.output_counter, t._data)
+            node.locked = True
     else:
         node.out_shape = tuple([(<Tensor>o)._data.shape for o in outputs])
         node.out_dtype = tuple([(<Tensor>o)._data.dtype for o in outputs])
@@ -1612,7 +1643,118 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
             node.output_counter = tuple([_counter_of(<Tensor>o) for o in outputs])
             node.output_version = _counter_sum(node.output_counter)
+            for i in range(node.num_outputs):
+                _lock_counter(<VersionCounter>node.output_counter[i], node.saved_output[i])
+            node.locked = True
+    if _lock_inputs(node):
+        node.locked = True
     return 0
+
+
+# -- mutation safety: saved arrays are read-only while their graph lives -----
+#
+# PyTorch's version counter sees in-place ops, not writes through NumPy
+# (t.numpy()[0] = 5, or into the array given to from_numpy), which then give
+# silently wrong gradients. oxmera clears NumPy's WRITEABLE flag of every array
+# a node saves, for as long as the node keeps it, so such writes raise. The
+# count lives on the saving tensor (inputs) or on the output's version counter
+# (outputs, which the node holds only as arrays); only a flag oxmera cleared is
+# set again. oxmera's own in-place ops still write (they bump versions, and a
+# backward that needs the old values raises as in PyTorch): _begin_write.
+
+cdef inline void _lock_tensor(Tensor t) noexcept:
+    if t._locks == 0:
+        t._lock_owned = cnp.PyArray_ISWRITEABLE(<cnp.ndarray>t._data)
+        if t._lock_owned:
+            cnp.PyArray_CLEARFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
+    t._locks += 1
+
+
+cdef inline void _unlock_tensor(Tensor t) noexcept:
+    if t._locks <= 0:
+        return
+    t._locks -= 1
+    if t._locks == 0 and t._lock_owned:
+        t._lock_owned = False
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
+
+
+cdef inline void _lock_counter(VersionCounter c, object array) noexcept:
+    if c.locks == 0:
+        c.lock_owned = cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array)
+        if c.lock_owned:
+            cnp.PyArray_CLEARFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
+    c.locks += 1
+
+
+cdef inline void _unlock_counter(VersionCounter c, object array) noexcept:
+    if c.locks <= 0:
+        return
+    c.locks -= 1
+    if c.locks == 0 and c.lock_owned:
+        c.lock_owned = False
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
+
+
+cdef bint _lock_inputs(GradFn node) except -1:
+    cdef Py_ssize_t i
+    cdef bint any_locked = False
+    if node.args is None:
+        return False
+    for i in range(len(node.next_fns)):
+        v = node._input_slot(i)
+        if type(v) is Tensor or isinstance(v, Tensor):
+            _lock_tensor(<Tensor>v)
+            any_locked = True
+    return any_locked
+
+
+cdef int _unlock_saved(GradFn node) except -1:
+    cdef Py_ssize_t i
+    node.locked = False
+    if node.args is not None:
+        for i in range(len(node.next_fns)):
+            v = node._input_slot(i)
+            if isinstance(v, Tensor):
+                _unlock_tensor(<Tensor>v)
+    if node.saved_output is not None:
+        if node.num_outputs == 1:
+            _unlock_counter(<VersionCounter>node.output_counter, node.saved_output)
+        else:
+            for i in range(node.num_outputs):
+                _unlock_counter(<VersionCounter>node.output_counter[i], node.saved_output[i])
+    return 0
+
+
+cdef bint _locked_by_oxmera(Tensor t) except -1:
+    if t._locks > 0 and t._lock_owned:
+        return True
+    if t._version_counter is not None and t._version_counter.locks > 0:
+        return True
+    view = _view_info(t)
+    if view is not None and view[0] is not None:
+        return _locked_by_oxmera(<Tensor>view[0])
+    return False
+
+
+def _begin_write(Tensor t):
+    """Let an in-place op write into ``t``'s array if only oxmera's lock stops it.
+
+    Returns what :func:`_end_write` needs to lock it again (None: nothing to do).
+    A genuinely read-only array (a broadcast view, a user's) stays read-only,
+    so the write raises as it should.
+    """
+    arr = t._data
+    if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr) or not _locked_by_oxmera(t):
+        return None
+    cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
+    return arr
+
+
+def _end_write(arr):
+    """Undo :func:`_begin_write`."""
+    if arr is not None:
+        cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
 
 
 # ---------------------------------------------------------------------------
@@ -1822,18 +1964,58 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
 @cython.no_gc        # tasks reference nodes and each other along the DAG only: no cycles
 cdef class _Task:
     """One node's (or leaf's) bookkeeping during one backward (internal)."""
+    # 48 bytes: one per node of the graph, all alive at once during a backward.
     cdef object fn            # the GradFn, or the leaf Tensor (a sink)
     cdef object grad          # pending gradient: a Tensor, a list per output, or None
-    cdef Py_ssize_t deps      # incoming edges that have not delivered yet
-    cdef Py_ssize_t pos       # depth-first search: the next edge to visit
+    cdef int deps             # incoming edges that have not delivered yet
+    cdef int pos              # depth-first search: the next edge to visit
+    cdef unsigned int run     # the backward this task belongs to
     cdef int state            # bit 1: a wanted input; bit 2: leads to one (always 2 without inputs)
 
 
-cdef inline _Task _new_task(object fn, Py_ssize_t deps):
+cdef inline _Task _new_task(object fn, int deps, unsigned int run):
     cdef _Task task = _Task.__new__(_Task)
     task.fn = fn
     task.deps = deps
+    task.run = run
     return task
+
+
+# Each backward's number, telling its tasks from another thread's (wraps at 2**32).
+cdef unsigned int _next_run = 0
+
+
+# Finding a node's task: the node holds it (GradFn.task_) while the backward
+# runs, so the common lookup is a field read, and a deep graph needs no
+# dictionary of all its nodes. Leaves, which threads share, and nodes that
+# another thread's backward holds at the moment, are keyed in ``tasks``.
+
+cdef inline object _find(object fn, dict tasks, unsigned int run):
+    cdef object found
+    if type(fn) is GradFn:
+        found = (<GradFn>fn).task_
+        if found is not None and (<_Task>found).run == run:
+            return found
+        return tasks.get(fn)
+    return tasks.get(<size_t><void*>fn)
+
+
+cdef inline int _claim(object fn, _Task task, dict tasks, list claimed) except -1:
+    if type(fn) is GradFn and (<GradFn>fn).task_ is None:
+        (<GradFn>fn).task_ = task
+        claimed.append(fn)
+    else:
+        tasks[_key(fn)] = task
+    return 0
+
+
+cdef int _release_claims(list claimed, unsigned int run) except -1:
+    cdef GradFn node
+    for fn in claimed:
+        node = <GradFn>fn
+        if node.task_ is not None and (<_Task>node.task_).run == run:
+            node.task_ = None
+    return 0
 
 
 def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint create_graph,
@@ -1854,14 +2036,12 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
     identified by their address while searching; pending gradients live in
     the tasks and are dropped as soon as consumed.
     """
-    cdef Py_ssize_t i, n, nr
+    cdef Py_ssize_t i
     cdef Tensor t, g
-    cdef GradFn node
-    cdef _Task task, child
-    cdef dict tasks = {}            # node/leaf address -> its _Task
+    cdef dict tasks = {}            # leaf address (or contested node) -> its _Task
     cdef dict leaf_targets = None  # key -> [indices into inputs] (a leaf may be listed twice)
     cdef dict node_targets = None  # key -> [(output_nr, index into inputs)]
-    cdef list stack, ready, commits, results = None
+    cdef list results = None
     cdef list root_tasks = []
     cdef bint targeted = inputs is not None
 
@@ -1900,19 +2080,40 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                     continue
                 entries.append((t._meta.output_nr, i))
 
+    global _next_run
+    _next_run += 1                  # under the GIL: each backward gets its own number
+    cdef unsigned int run = _next_run
+    claimed = []                    # the nodes holding one of its tasks
+    try:
+        return _run_phases(roots, tasks, leaf_targets, node_targets, results, root_tasks,
+                           inputs, targeted, retain_graph, create_graph, allow_unused,
+                           accumulate, run, claimed)
+    finally:
+        _release_claims(claimed, run)
+
+
+cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_targets,
+                        list results, list root_tasks, tuple inputs, bint targeted,
+                        bint retain_graph, bint create_graph, bint allow_unused,
+                        bint accumulate, unsigned int run, list claimed):
+    cdef Py_ssize_t i, n, nr
+    cdef Tensor t, g
+    cdef GradFn node
+    cdef _Task task, child
+    cdef list stack, ready, commits
+
     # -- phase 1: depth-first search, counting dependencies ----------------
     stack = []
     for t, g in roots:
         fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
-        k = _key(fn)
-        if k not in tasks:
-            task = _new_task(fn, 0)
-            tasks[k] = task
+        if _find(fn, tasks, run) is None:
+            task = _new_task(fn, 0, run)
+            _claim(fn, task, tasks, claimed)
             root_tasks.append(task)
             if isinstance(fn, GradFn):
                 stack.append(task)
             else:
-                task.state = (1 if k in leaf_targets else 0) if targeted else 2
+                task.state = (1 if _key(fn) in leaf_targets else 0) if targeted else 2
     while stack:
         task = <_Task>stack[len(stack) - 1]
         node = <GradFn>task.fn
@@ -1924,15 +2125,14 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
             nxt = fns[i]
             if nxt is None:
                 continue
-            k = _key(nxt)
-            found = tasks.get(k)
+            found = _find(nxt, tasks, run)
             if found is None:
-                child = _new_task(nxt, 1)
-                tasks[k] = child
+                child = _new_task(nxt, 1, run)
+                _claim(nxt, child, tasks, claimed)
                 if isinstance(nxt, GradFn):
                     stack.append(child)
                 else:
-                    child.state = (1 if k in leaf_targets else 0) if targeted else 2
+                    child.state = (1 if _key(nxt) in leaf_targets else 0) if targeted else 2
             else:
                 child = <_Task>found
                 child.deps += 1
@@ -1942,7 +2142,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
         if targeted:
             task.state = 1 if _key(node) in node_targets else 0
             for nxt in fns:
-                if nxt is not None and (<_Task>tasks[_key(nxt)]).state:
+                if nxt is not None and (<_Task>_find(nxt, tasks, run)).state:
                     task.state |= 2
                     break
         else:
@@ -1953,7 +2153,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
         for i in range(len(inputs)):
             t = <Tensor>inputs[i]
             fn = t if t._meta.grad_fn is None else t._meta.grad_fn
-            if _key(fn) not in tasks:
+            if _find(fn, tasks, run) is None:
                 raise RuntimeError(
                     f"One of the differentiated Tensors (input {i}) appears to not have been used "
                     f"in the graph. Set allow_unused=True if this is the desired behavior.")
@@ -2000,13 +2200,13 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                     nxt = fns[i]
                     if nxt is None:
                         continue
-                    child = <_Task>tasks[_key(nxt)]
+                    child = <_Task>_find(nxt, tasks, run)
                     if not child.state:
                         continue
                     if grads_in is not None:
                         gi = grads_in[i]
                         if gi is not None:
-                            nr = 0 if node.next_nrs is None else node.next_nrs[i]
+                            nr = 0 if _input_nrs(node) is None else _input_nrs(node)[i]
                             g = _fit_grad(_as_grad_tensor(gi, node, i), fns[i], nr, node, i)
                             _task_add(child, nr, g, create_graph)
                     child.deps -= 1

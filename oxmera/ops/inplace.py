@@ -81,11 +81,14 @@ def _fit(name, self, out):
 
 
 def _write(name, self, values):
+    unlocked = _core._begin_write(self)    # saved arrays are read-only to NumPy, not to us
     try:
         np.copyto(self._data, values, casting="unsafe")
     except ValueError as err:
         raise RuntimeError(f"{name}(): cannot write into this tensor of shape {self.shape}: "
                            f"{err} (a broadcast/expanded view is read-only; clone() it)") from None
+    finally:
+        _core._end_write(unlocked)
     self._bump_version()
 
 
@@ -145,6 +148,7 @@ class _core_no_grad:
 def _ufunc_inplace(name, ufunc, self, other, fallback):
     if isinstance(self, Tensor) and not _recording(self, other):
         _check_writable(name, self, False)
+        unlocked = _core._begin_write(self)
         try:
             ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
         except TypeError as err:   # numpy.UFuncTypeError: a float result into an int tensor
@@ -163,6 +167,8 @@ def _ufunc_inplace(name, ufunc, self, other, fallback):
             raise RuntimeError(f"{name}(): cannot update this tensor of shape {self.shape}: "
                                f"{err} (a broadcast/expanded view is read-only; clone() "
                                f"it)") from None
+        finally:
+            _core._end_write(unlocked)
         self._bump_version()
         return self
     return _inplace(name, self, fallback, (other,), reads_self=name in ("mul_", "div_"))
@@ -421,6 +427,7 @@ def setitem(self, index, value):
     _check_writable("setitem", self, recording)
     if not recording:
         idx, _ = normalize_index(index)
+        unlocked = _core._begin_write(self)
         try:
             self._data[idx] = _arrays(value)
         except IndexError as err:
@@ -429,6 +436,8 @@ def setitem(self, index, value):
             raise RuntimeError(f"setitem: cannot assign a value of shape "
                                f"{np.shape(_arrays(value))} to the indexed part of a tensor of "
                                f"shape {self.shape}: {err}") from None
+        finally:
+            _core._end_write(unlocked)
         self._bump_version()
         return
     try:

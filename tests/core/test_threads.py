@@ -138,3 +138,34 @@ def test_no_grad_in_one_thread_does_not_affect_others(fast_switching):
     _run_threads(work)
     for k in range(N_THREADS):
         assert recorded[k] == [not k % 2] * 50
+
+
+def test_threads_differentiating_one_shared_graph_at_once():
+    # Nodes hold their task during a backward; a node another thread's
+    # backward holds at the moment must still be found (the fallback dict).
+    import threading as _threading
+
+    import numpy as _np
+
+    import oxmera as _ox
+    x = _ox.tensor(_np.linspace(0.1, 1.0, 8), requires_grad=True)
+    h = x
+    for _ in range(200):
+        h = (h * 1.001).sin() + 0.01
+    out = h.sum()
+    (expected,) = _ox.autograd.grad(out, x, retain_graph=True)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                (g,) = _ox.autograd.grad(out, x, retain_graph=True)
+                _np.testing.assert_allclose(g.numpy(), expected.numpy(), rtol=0, atol=0)
+        except Exception as err:   # noqa: BLE001 - reported below
+            errors.append(err)
+    threads = [_threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
