@@ -460,9 +460,12 @@ def test_loss_module_options_and_errors():
         nn.CrossEntropyLoss(label_smoothing=2.0)
     with pytest.raises(ValueError, match="delta"):
         nn.HuberLoss(delta=0)
-    with pytest.warns(UserWarning, match="deprecated"):
+    with pytest.warns(UserWarning, match="deprecated") as record:
         legacy = nn.L1Loss(size_average=False)
-    assert legacy.reduction == "sum"
+    assert legacy.reduction == "sum" and record[0].filename == __file__
+    with pytest.warns(UserWarning, match="deprecated") as record:
+        legacy = nn.NLLLoss(reduce=False)          # a longer chain of __init__s
+    assert legacy.reduction == "none" and record[0].filename == __file__
     bce = nn.BCEWithLogitsLoss(weight=oxmera.ones(2), pos_weight=oxmera.ones(2))
     assert list(bce.state_dict()) == ["weight", "pos_weight"]
     assert list(nn.NLLLoss().state_dict()) == []

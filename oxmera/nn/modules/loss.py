@@ -6,6 +6,8 @@ deprecated ``size_average``/``reduce`` are translated (with its warning).
 Unlike PyTorch, a bad ``reduction`` is refused when the loss is built, not
 at its first call.
 """
+import sys
+
 from oxmera.nn import functional as F
 from oxmera.nn.modules.module import Module
 from oxmera.ops.loss import _check_reduction
@@ -14,11 +16,24 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEn
            "BCELoss", "BCEWithLogitsLoss"]
 
 
+def _outside_this_file():
+    """``stacklevel`` pointing at the first frame outside this file, for a warning
+    raised by a function our caller calls (``_check_reduction``).
+
+    Subclasses' ``__init__`` chains differ in length; the deprecation warning
+    should point at the user's line whichever loss was built.
+    """
+    frame, level = sys._getframe(1), 2          # 1 would be the warning function itself
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         self.reduction = _check_reduction(reduction, size_average, reduce, type(self).__name__,
-                                          stacklevel=5)
+                                          stacklevel=_outside_this_file())
 
 
 class _WeightedLoss(_Loss):
