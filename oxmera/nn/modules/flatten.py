@@ -54,7 +54,7 @@ class Unflatten(Module):
             raise TypeError(f"Unflatten: unflattened_size must be a tuple of ints, got "
                             f"{unflattened_size!r}")
         self.dim = dim
-        self.unflattened_size = tuple(unflattened_size)
+        self.unflattened_size = unflattened_size
 
     def forward(self, input):
         return input.unflatten(self.dim, self.unflattened_size)
