@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oxmera
 from oxmera import nn
@@ -224,6 +226,27 @@ def test_adaptive_avg_pool2d_forward(in_shape, output_size):
     assert out.shape == in_shape[:-2] + sizes
     np.testing.assert_allclose(_np(out), _adaptive_ref(_np(x), sizes), rtol=1e-12, atol=1e-15)
     assert layer(x.float()).dtype == np.float32
+
+
+@settings(max_examples=60, deadline=None)
+@given(h=st.integers(1, 12), w=st.integers(1, 12), out_h=st.integers(0, 14),
+       out_w=st.integers(1, 14), batched=st.booleans())
+def test_adaptive_avg_pool2d_any_geometry(h, w, out_h, out_w, batched):
+    shape = (2, 3, h, w) if batched else (3, h, w)
+    x = _randn(*shape, seed=h * 100 + w).requires_grad_()
+    out = nn.AdaptiveAvgPool2d((out_h, out_w))(x)
+    np.testing.assert_allclose(_np(out), _adaptive_ref(_np(x), (out_h, out_w)), rtol=1e-12,
+                               atol=1e-14)
+    # The gradient spreads each output's seed evenly over its window.
+    seed = _rng(1).standard_normal(out.shape)
+    (out * oxmera.tensor(seed)).sum().backward()
+    expected = np.zeros(shape)
+    for i in range(out_h):
+        rs, re = (i * h) // out_h, -(-(i + 1) * h // out_h)
+        for j in range(out_w):
+            cs, ce = (j * w) // out_w, -(-(j + 1) * w // out_w)
+            expected[..., rs:re, cs:ce] += seed[..., i:i + 1, j:j + 1] / ((re - rs) * (ce - cs))
+    np.testing.assert_allclose(_np(x.grad), expected, rtol=1e-12, atol=1e-14)
 
 
 def test_adaptive_avg_pool1d_forward():
