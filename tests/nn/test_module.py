@@ -498,16 +498,35 @@ def test_load_state_dict_error_text_matches_torch():
         .replace("torch.Size([3])", "(3,)")
 
 
-def test_load_state_dict_from_torch_weights_as_arrays():
-    if torch is None:
-        pytest.skip("torch is not installed")
+@needs_torch
+@pytest.mark.parametrize("as_arrays", [True, False], ids=["numpy", "torch"])
+def test_load_state_dict_from_torch_weights(as_arrays):
     tn = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    tn(torch.randn(6, 3))                          # running stats away from 0 and 1
     ox = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
-    ox.load_state_dict({k: v.numpy() for k, v in tn.state_dict().items()})
+    state = tn.state_dict()
+    ox.load_state_dict({k: v.numpy() for k, v in state.items()} if as_arrays else state)
+    assert ox[1].num_batches_tracked.item() == 1
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
     tn.eval(), ox.eval()
     np.testing.assert_allclose(_np(ox(oxmera.tensor(x))),
                                tn(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_load_state_dict_refuses_what_it_cannot_write_before_writing():
+    layer = nn.Linear(2, 2)
+    weight = _np(layer.weight).copy()
+    with pytest.raises(RuntimeError, match="requires grad, so it needs a floating point"):
+        layer.load_state_dict({"weight": np.ones((2, 2), np.int64), "bias": np.ones(2)},
+                              assign=True)
+    assert layer.bias.tolist() != [1.0, 1.0]
+    frozen = nn.Module()
+    frozen.register_buffer("table", oxmera.from_numpy(np.broadcast_to(np.float32(1), (3,))))
+    with pytest.raises(RuntimeError, match="read-only"):
+        frozen.load_state_dict({"table": np.zeros(3)})
+    frozen.load_state_dict({"table": np.zeros(3)}, assign=True)
+    assert frozen.table.tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(_np(layer.weight), weight)
 
 
 # -- hooks -----------------------------------------------------------------------------------

@@ -819,8 +819,10 @@ class Module:
         copied: on any problem a single ``RuntimeError`` lists the missing
         keys, the unexpected keys and each shape mismatch, and the module is
         left unchanged. With ``strict=False`` missing and unexpected keys
-        are allowed (shape mismatches still raise). Values may be Tensors or
-        NumPy arrays; they are cast to each target's dtype. ``assign=True``
+        are allowed (shape mismatches still raise). Values may be Tensors,
+        NumPy arrays or other arrays (anything with ``__array__``, e.g. a
+        ``torch.Tensor`` from a PyTorch state dict); they are cast to each
+        target's dtype. ``assign=True``
         makes the module hold the given tensors (parameters wrapped as
         Parameters keeping their ``requires_grad``) instead of copying.
 
@@ -865,9 +867,11 @@ class Module:
                     array = value._data
                 elif isinstance(value, np.ndarray):
                     array = value
+                elif hasattr(value, "__array__") and not isinstance(value, (str, bytes)):
+                    array = np.asarray(value)          # e.g. a torch.Tensor
                 else:
                     errors.append(f"While copying the parameter named \"{key}\", expected "
-                                  f"oxmera.Tensor or numpy.ndarray from checkpoint but received "
+                                  f"oxmera.Tensor or an array from checkpoint but received "
                                   f"{type(value)}")
                     continue
                 if array.shape != target.shape:
@@ -879,6 +883,17 @@ class Module:
                     errors.append(f"While copying the parameter named \"{key}\", the checkpoint "
                                   f"holds dtype {array.dtype}, which cannot be cast to "
                                   f"{target.dtype}")
+                    continue
+                if (assign and name in module._parameters and target.requires_grad
+                        and array.dtype.kind not in "fc"):
+                    errors.append(f"While assigning the parameter named \"{key}\": it requires "
+                                  f"grad, so it needs a floating point value, but the checkpoint "
+                                  f"holds dtype {array.dtype}")
+                    continue
+                if not assign and not target._data.flags.writeable:
+                    errors.append(f"While copying the parameter named \"{key}\": the module's "
+                                  f"tensor is read-only (e.g. a broadcast view); give the module "
+                                  f"its own copy, or load with assign=True")
                     continue
                 plan.append((module, name, target, value, array))
             children = [(prefix + name + ".", child)
