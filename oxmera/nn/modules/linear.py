@@ -43,8 +43,10 @@ class Linear(Module):
         Sizes of each input and output sample.
     bias : bool, default True
         Whether to learn an additive bias.
-    device : None or "cpu"
+    device : str, optional
+        ``None`` or ``"cpu"`` (the only device).
     dtype : dtype, optional
+        The parameters' float dtype; the default dtype (float32) if omitted.
 
     Examples
     --------
