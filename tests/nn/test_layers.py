@@ -828,10 +828,16 @@ def test_layer_input_errors_name_the_shapes():
         nn.GELU("fast")
 
 
-def test_failed_forward_changes_no_state():
-    layer = nn.BatchNorm1d(3)
-    before = {k: v.numpy().copy() for k, v in layer.state_dict().items()}
-    with pytest.raises(ValueError):
-        layer(oxmera.zeros(2, 3, 4, 5))
+@pytest.mark.parametrize("bad_input", [oxmera.zeros(2, 3, 4, 5), oxmera.zeros(1, 3),
+                                       oxmera.zeros(4, 2), oxmera.zeros(4, 3, dtype=oxmera.int64)],
+                         ids=["4-D", "one value per channel", "wrong channels", "integer"])
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_failed_batch_norm_forward_changes_no_state(bad_input, momentum):
+    layer = nn.BatchNorm1d(3, momentum=momentum)
+    layer(_randn(4, 3, dtype=np.float32))
+    before = {k: (v.numpy().copy(), v._version) for k, v in layer.state_dict().items()}
+    with pytest.raises((ValueError, TypeError, RuntimeError)):
+        layer(bad_input)
     for key, value in layer.state_dict().items():
-        np.testing.assert_array_equal(value.numpy(), before[key])
+        np.testing.assert_array_equal(value.numpy(), before[key][0], err_msg=key)
+        assert value._version == before[key][1], key

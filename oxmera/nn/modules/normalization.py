@@ -128,18 +128,22 @@ class _BatchNorm(Module):
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                # A cumulative moving average: the mean of every batch so far.
-                factor = 1.0 / float(self.num_batches_tracked.item())
+        count = self.training and self.track_running_stats and self.num_batches_tracked is not None
+        if count and self.momentum is None:
+            # A cumulative moving average: the mean of every batch so far.
+            factor = 1.0 / float(self.num_batches_tracked.item() + 1)
         # Training normalizes with the batch statistics; evaluation with the
         # running ones, or with the batch's when no running ones are kept.
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if keep else None,
-                            self.running_var if keep else None, self.weight, self.bias,
-                            use_batch, factor, self.eps)
+        out = F.batch_norm(input, self.running_mean if keep else None,
+                           self.running_var if keep else None, self.weight, self.bias,
+                           use_batch, factor, self.eps)
+        # Counted after the call (PyTorch counts before): a batch F.batch_norm
+        # refuses leaves every buffer as it was.
+        if count:
+            self.num_batches_tracked.add_(1)
+        return out
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
