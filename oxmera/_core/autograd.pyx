@@ -50,10 +50,18 @@ cdef extern from *:
     #else
     #define OXMERA_ANOMALY_COMPILED 1
     #endif
+    #ifdef OXMERA_NO_SAVED_LOCKS
+    #define OXMERA_LOCKS_COMPILED 0
+    #else
+    #define OXMERA_LOCKS_COMPILED 1
+    #endif
     """
     # 0 when built with OXMERA_NO_ANOMALY=1: the C compiler then drops every
-    # anomaly-mode test, which is how bench/ shows the tests cost nothing.
+    # anomaly-mode test, which is how bench/feature_cost.py shows they cost
+    # nothing. OXMERA_NO_SAVED_LOCKS=1 likewise drops the read-only saved
+    # arrays (mutation safety), to measure what they cost.
     const bint OXMERA_ANOMALY_COMPILED
+    const bint OXMERA_LOCKS_COMPILED
 
 cdef object ndarray = np.ndarray
 cdef object _np_asarray = np.asarray
@@ -1630,8 +1638,9 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             node.saved_output = t._data
             node.output_counter = _counter_of(t)
             node.output_version = (<VersionCounter>node.output_counter).value
-            _lock_counter(<VersionCounter>node.output_counter, t._data)
-            node.locked = True
+            if OXMERA_LOCKS_COMPILED:
+                _lock_counter(<VersionCounter>node.output_counter, t._data)
+                node.locked = True
     else:
         node.out_shape = tuple([(<Tensor>o)._data.shape for o in outputs])
         node.out_dtype = tuple([(<Tensor>o)._data.dtype for o in outputs])
@@ -1643,10 +1652,11 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
             node.output_counter = tuple([_counter_of(<Tensor>o) for o in outputs])
             node.output_version = _counter_sum(node.output_counter)
-            for i in range(node.num_outputs):
-                _lock_counter(<VersionCounter>node.output_counter[i], node.saved_output[i])
-            node.locked = True
-    if _lock_inputs(node):
+            if OXMERA_LOCKS_COMPILED:
+                for i in range(node.num_outputs):
+                    _lock_counter(<VersionCounter>node.output_counter[i], node.saved_output[i])
+                node.locked = True
+    if OXMERA_LOCKS_COMPILED and _lock_inputs(node):
         node.locked = True
     return 0
 
