@@ -159,9 +159,10 @@ def save(obj, f):
     --------
     >>> import os, tempfile
     >>> import oxmera
+    >>> from oxmera.serialization import load, save
     >>> path = os.path.join(tempfile.mkdtemp(), 'checkpoint.safetensors')
-    >>> oxmera.serialization.save({'w': oxmera.ones(2, 3), 'epoch': 4}, path)
-    >>> oxmera.serialization.load(path)
+    >>> save({'w': oxmera.ones(2, 3), 'epoch': 4}, path)
+    >>> load(path)
     {'w': tensor([[1., 1., 1.],
             [1., 1., 1.]], dtype=float32), 'epoch': 4}
     """
