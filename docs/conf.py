@@ -67,12 +67,14 @@ nitpick_ignore_regex = [
 
 # -- Doctests ----------------------------------------------------------------
 # Each document's examples share one namespace; every document starts from
-# the default state (float32, grad mode on), as the test suite does.
+# the default state (float32, grad mode on, the generator seeded with 0), as
+# tests/test_docs.py runs them.
 doctest_global_setup = """
 import numpy as np
 import oxmera
 oxmera.set_default_dtype(oxmera.float32)
 oxmera.autograd.grad_mode._set(True)
+_ = oxmera.manual_seed(0)
 """
 doctest_global_cleanup = """
 oxmera.set_default_dtype(oxmera.float32)

@@ -32,9 +32,11 @@ import oxmera
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 DOCS = pathlib.Path(__file__).resolve().parent.parent / "docs"
 
-#: Public modules that no public module's ``__all__`` lists (the API
-#: reference in docs/_ext/oxmera_apigen.py starts from the same ones).
+#: Public modules that no public module's ``__all__`` lists, besides the
+#: top-level modules without a leading underscore, minus NOT_PUBLIC (the API
+#: reference, docs/_ext/oxmera_apigen.py, starts from the same ones).
 ROOTS = ["oxmera", "oxmera.extend"]
+NOT_PUBLIC = {"oxmera.ops", "oxmera.demo"}
 
 
 def _globs():
@@ -45,6 +47,7 @@ def _run(tests):
     out = io.StringIO()
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     for test in tests:
+        oxmera.manual_seed(0)          # as docs/conf.py's doctest_global_setup does
         runner.run(test, out=out.write)
     result = runner.summarize(verbose=False)
     oxmera.set_default_dtype(oxmera.float32)     # an example may change it; the next test
@@ -80,7 +83,9 @@ def test_page_examples_run(page):
 
 
 def _public_modules():
-    seen, queue = [], list(ROOTS)
+    top = [f"oxmera.{m.name}" for m in pkgutil.iter_modules(oxmera.__path__)
+           if not m.name.startswith("_")]
+    seen, queue = [], [*ROOTS, *(m for m in top if m not in NOT_PUBLIC)]
     while queue:
         name = queue.pop(0)
         if name in seen:

@@ -5,8 +5,9 @@ Nothing in the reference is listed by hand: a name added to a public module's
 its own page made by autosummary from its docstring. The public modules are
 ``oxmera``, ``oxmera.extend`` and every module a public module lists in its
 ``__all__`` (``oxmera.autograd``, ``oxmera.autograd.functional``,
-``oxmera.linalg``, ``oxmera.nn``, ``oxmera.nn.functional``, ...), so a new
-public namespace is picked up the same way.
+``oxmera.linalg``, ``oxmera.nn``, ``oxmera.nn.functional``, ...), and every
+other top-level module without a leading underscore (``oxmera.optim``), so a
+new public namespace is picked up the same way.
 
 Each object is documented once, under the first public module (in the order
 above) that exports it: ``oxmera.relu`` has the page, and the page of
@@ -20,14 +21,22 @@ from scratch by every build and are not kept in git.
 import importlib
 import inspect
 import os
+import pkgutil
 import re
 import shutil
 import types
 
 import numpy as np
 
-#: Modules whose names are public but that no public ``__all__`` lists.
+#: Public modules that no public ``__all__`` lists. Besides these, every
+#: top-level module of oxmera whose name has no leading underscore is public,
+#: except those in NOT_PUBLIC.
 ROOTS = ["oxmera", "oxmera.extend"]
+NOT_PUBLIC = {
+    "oxmera.ops",       # the op modules: their ops are documented where oxmera exports them
+    "oxmera.demo",      # a script (python -m oxmera.demo)
+}
+
 
 #: Section titles for the modules that define public objects; the others get
 #: their module name. Sections appear in this order, then the rest by name.
@@ -54,7 +63,10 @@ SECTIONS = {
 
 def public_modules():
     """The public modules, parents before children, each once."""
-    seen, order, queue = set(), [], list(ROOTS)
+    import oxmera
+    top = [f"oxmera.{m.name}" for m in pkgutil.iter_modules(oxmera.__path__)
+           if not m.name.startswith("_")]
+    seen, order, queue = set(), [], [*ROOTS, *(m for m in top if m not in NOT_PUBLIC)]
     while queue:
         name = queue.pop(0)
         if name in seen:
@@ -257,6 +269,11 @@ def prose_properties(app, what, name, obj, options, lines):
 def setup(app):
     # config-inited runs before autosummary looks for the pages to generate.
     app.connect("config-inited", write_pages)
+    # autosummary generates its pages at builder-inited from the documents the
+    # environment knows; one loaded from an earlier build does not know the
+    # pages just written, so have it look again first.
+    app.connect("builder-inited", lambda app: app.env.find_files(app.config, app.builder),
+                priority=100)
     # Before napoleon (priority 500) rewrites the docstring.
     app.connect("autodoc-process-docstring", prose_properties, priority=400)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
