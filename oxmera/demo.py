@@ -4,14 +4,16 @@ Run it with ``python -m oxmera.demo`` (``--help`` lists the options). It
 
 1. loads the 1,797 digit images shipped inside oxmera
    (``oxmera.datasets.load_digits``) and splits them, always the same way,
-   into 1,437 training and 360 held-out images;
-2. trains a two-layer convolutional network with Adam (learning rate decayed
-   on a cosine), in shuffled mini-batches, showing a progress bar (tqdm's
-   when it is installed, else a one-line display) and printing each epoch's
+   into 1,437 training and 360 held-out images (``random_split``);
+2. trains a two-layer convolutional network (an ``nn.Module``) with
+   ``optim.Adam``, its learning rate decayed on a cosine, in shuffled
+   mini-batches from a ``DataLoader``, showing a progress bar (tqdm's when
+   it is installed, else a one-line display) and printing each epoch's
    training loss and held-out accuracy;
-3. saves the trained weights (``--save PATH``, else a temporary file),
-   loads them into a freshly built network and checks that it gives exactly
-   the same outputs, hence the same accuracy;
+3. saves the trained weights with ``oxmera.save`` (``--save PATH``, else a
+   temporary file), loads them with ``oxmera.load`` into a freshly built
+   network and checks that it gives exactly the same outputs, hence the
+   same accuracy;
 4. with ``--plot PATH``, draws the loss curve to a PNG (needs matplotlib).
 
 The default 20 epochs take a few seconds and reach about 98% held-out
@@ -35,10 +37,12 @@ import numpy as np
 import oxmera
 from oxmera import nn, optim
 from oxmera.datasets import load_digits
+from oxmera.serialization import load, save
+from oxmera.utils.data import DataLoader, TensorDataset, random_split
 
-#: The train/held-out split never changes: a permutation from this seed,
-#: whose last HELD_OUT images are held out. ``--seed`` changes the initial
-#: weights and the order of the batches only.
+#: The train/held-out split never changes: ``random_split`` with this seed
+#: holds out HELD_OUT images. ``--seed`` changes the initial weights and the
+#: order of the batches only.
 SPLIT_SEED = 0
 HELD_OUT = 360
 
@@ -55,12 +59,11 @@ class Result(NamedTuple):
 
 
 def split_digits():
-    """Return ``(train_images, train_labels, test_images, test_labels)`` as tensors."""
-    images, labels = load_digits(as_numpy=True)
-    order = np.random.default_rng(SPLIT_SEED).permutation(len(labels))
-    train, test = order[:-HELD_OUT], order[-HELD_OUT:]
-    return (oxmera.from_numpy(images[train]), oxmera.from_numpy(labels[train]),
-            oxmera.from_numpy(images[test]), oxmera.from_numpy(labels[test]))
+    """The digits as ``(train_set, held_out_set)``: two disjoint subsets of one
+    ``TensorDataset(images, labels)``, the same two every time."""
+    images, labels = load_digits()
+    digits = TensorDataset(images, labels)
+    return random_split(digits, [len(digits) - HELD_OUT, HELD_OUT], generator=SPLIT_SEED)
 
 
 class DigitsNet(nn.Module):
@@ -80,24 +83,6 @@ class DigitsNet(nn.Module):
 
     def forward(self, x):
         return self.classifier(self.features(x))
-
-
-def batches(images, labels, batch_size, rng):
-    """Shuffled mini-batches ``(images, labels)`` covering the training set once."""
-    order = rng.permutation(len(labels))
-    for start in range(0, len(order), batch_size):
-        index = order[start:start + batch_size]
-        yield images[index], labels[index]
-
-
-def save_weights(model, path):
-    from safetensors.numpy import save_file
-    save_file({name: t.numpy() for name, t in model.state_dict().items()}, path)
-
-
-def load_weights(path):
-    from safetensors.numpy import load_file
-    return {name: oxmera.from_numpy(a) for name, a in load_file(path).items()}
 
 
 # -- progress display ---------------------------------------------------------------------
@@ -148,13 +133,18 @@ def progress_bar(total, desc, file=None):
 
 # -- training --------------------------------------------------------------------------
 
-def accuracy(model, images, labels):
-    """Fraction of ``images`` whose largest output is the label, and the outputs."""
+def evaluate(model, loader):
+    """The fraction of ``loader``'s images whose largest output is their label, and the
+    outputs themselves (an ndarray), computed in eval mode without recording a graph."""
     model.eval()
+    outputs, correct, total = [], 0, 0
     with oxmera.no_grad():
-        logits = model(images)
-    predicted = logits.numpy().argmax(axis=1)
-    return float((predicted == labels.numpy()).mean()), logits.numpy()
+        for images, labels in loader:
+            logits = model(images).numpy()
+            correct += int((logits.argmax(axis=1) == labels.numpy()).sum())
+            total += len(labels)
+            outputs.append(logits)
+    return correct / total, np.concatenate(outputs)
 
 
 def plot_losses(path, batch_losses, losses, accuracies):
@@ -224,18 +214,20 @@ def main(argv=None):
 
 def train(args, save_path):
     start, cpu_start = time.perf_counter(), time.process_time()
-    train_x, train_y, test_x, test_y = split_digits()
+    train_set, test_set = split_digits()
     print(f"oxmera {oxmera.__version__}: a convolutional network on the 8x8 handwritten "
           f"digits (UCI, Alpaydin & Kaynak 1998, CC BY 4.0)\n"
-          f"{len(train_y)} training and {len(test_y)} held-out images; {args.epochs} epochs of "
+          f"{len(train_set)} training and {len(test_set)} held-out images; {args.epochs} epochs of "
           f"Adam, batch {args.batch_size}, lr {args.lr:g} on a cosine, seed {args.seed}")
 
-    oxmera.manual_seed(args.seed)
-    rng = np.random.default_rng(args.seed)
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
+                              generator=args.seed)
+    test_loader = DataLoader(test_set, batch_size=512)
+    oxmera.manual_seed(args.seed)       # the initial weights
     model = DigitsNet()
     count = sum(p.numel() for p in model.parameters())
     print(f"{model}\n{count:,} parameters")
-    steps_per_epoch = -(-len(train_y) // args.batch_size)
+    steps_per_epoch = len(train_loader)
     optimizer = optim.Adam(model.parameters(), lr=args.lr)
     schedule = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs * steps_per_epoch)
     loss_fn = nn.CrossEntropyLoss()
@@ -245,7 +237,7 @@ def train(args, save_path):
         bar = progress_bar(steps_per_epoch, f"epoch {epoch:>2}/{args.epochs}")
         seen = running = 0.0
         model.train()
-        for images, labels in batches(train_x, train_y, args.batch_size, rng):
+        for images, labels in train_loader:
             loss = loss_fn(model(images), labels)
             optimizer.zero_grad()
             loss.backward()
@@ -258,21 +250,23 @@ def train(args, save_path):
             bar.update()
         bar.close()
         losses.append(running / seen)
-        accuracies.append(accuracy(model, test_x, test_y)[0])
+        accuracies.append(evaluate(model, test_loader)[0])
         print(f"epoch {epoch:>2}/{args.epochs}  loss {losses[-1]:.4f}  "
               f"held-out accuracy {100 * accuracies[-1]:6.2f}%  "
               f"({time.perf_counter() - start:5.1f} s)", flush=True)
 
-    final, logits = accuracy(model, test_x, test_y)
-    save_weights(model, save_path)
+    logits = evaluate(model, test_loader)[1]
+    save(model.state_dict(), save_path)
     where = "" if args.save else "; a temporary file: --save PATH keeps them"
     print(f"saved the weights to {save_path} ({os.path.getsize(save_path) / 1024:.0f} KiB{where})")
     oxmera.manual_seed(args.seed + 1)   # the fresh network starts from other weights
     reloaded = DigitsNet()
-    reloaded.load_state_dict(load_weights(save_path))
-    reloaded_accuracy, reloaded_logits = accuracy(reloaded, test_x, test_y)
+    reloaded.load_state_dict(load(save_path))
+    reloaded_accuracy, reloaded_logits = evaluate(reloaded, test_loader)
     if not np.array_equal(logits, reloaded_logits):
-        raise RuntimeError("the network loaded from the saved weights gives different outputs")
+        worst = np.abs(logits - reloaded_logits).max()
+        raise RuntimeError(f"the network loaded from {save_path} gives different outputs from "
+                           f"the trained one's (largest difference {worst:.3g})")
     seconds = time.perf_counter() - start
     print(f"reloaded into a fresh network: held-out accuracy {100 * reloaded_accuracy:.2f}%, "
           f"outputs identical to the trained network's\n"

@@ -16,6 +16,7 @@ import pytest
 import oxmera
 from oxmera import demo
 from oxmera.datasets import load_digits
+from oxmera.serialization import load
 
 
 # -- the data set ---------------------------------------------------------------------------
@@ -62,16 +63,17 @@ def test_attribution_ships_beside_the_data():
 
 
 def test_the_split_is_fixed_and_disjoint():
-    first, second = demo.split_digits(), demo.split_digits()
-    for a, b in zip(first, second):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
-    train_x, train_y, test_x, test_y = first
-    assert len(train_y) == 1797 - demo.HELD_OUT and len(test_y) == demo.HELD_OUT
-    assert train_x.shape[1:] == test_x.shape[1:] == (1, 8, 8)
-    # no held-out image is also a training image
-    train_rows = {row.tobytes() for row in train_x.numpy().reshape(len(train_y), -1)}
-    test_rows = [row.tobytes() for row in test_x.numpy().reshape(len(test_y), -1)]
-    assert not any(row in train_rows for row in test_rows)
+    (train, held_out), (train_again, held_out_again) = demo.split_digits(), demo.split_digits()
+    assert list(train.indices) == list(train_again.indices)
+    assert list(held_out.indices) == list(held_out_again.indices)
+    assert len(train) == 1797 - demo.HELD_OUT and len(held_out) == demo.HELD_OUT
+    assert not set(train.indices) & set(held_out.indices)
+    images = load_digits(as_numpy=True)[0].reshape(1797, -1)
+    # no held-out image is also a training image (the UCI set has no duplicates across them)
+    train_rows = {images[i].tobytes() for i in train.indices}
+    assert not any(images[i].tobytes() in train_rows for i in held_out.indices)
+    image, label = held_out[0]
+    assert image.shape == (1, 8, 8) and 0 <= int(label) <= 9
 
 
 # -- the demo ------------------------------------------------------------------------------
@@ -108,6 +110,25 @@ def test_saves_and_reloads_the_same_network(one_epoch):
     assert f"saved the weights to {path}" in out
     assert result.reloaded_accuracy == result.accuracies[-1]
     assert "outputs identical" in out
+
+
+def test_the_file_holds_the_state_dict(one_epoch):
+    path = one_epoch[3]
+    state = load(str(path))
+    expected = demo.DigitsNet().state_dict()
+    assert set(state) == set(expected)
+    for name, value in state.items():
+        assert value.shape == expected[name].shape and value.dtype == oxmera.float32
+
+
+def test_a_reload_that_differs_is_an_error(monkeypatch, capsys, tmp_path):
+    def altered(path):
+        state = load(path)
+        state["classifier.3.bias"] = state["classifier.3.bias"] + 1e-3
+        return state
+    monkeypatch.setattr(demo, "load", altered)
+    with pytest.raises(RuntimeError, match="different outputs"):
+        demo.main(["--epochs", "1", "--batch-size", "256", "--save", str(tmp_path / "w")])
 
 
 def test_progress_display_goes_to_stderr(one_epoch):
