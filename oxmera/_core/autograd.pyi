@@ -50,10 +50,13 @@ class OpDef:
     output_type: type | None
     public: Callable[..., Any] | None
     module: str
+    numpy_forward: Callable[..., Any] | None
+    quiet: bool
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int,
                  input_names: tuple[str, ...], differentiable: bool,
                  save_mask: tuple[bool, ...] | None, save_output: bool,
-                 prepare: Callable[..., Any] | None, view: bool, output_type: type | None) -> None: ...
+                 prepare: Callable[..., Any] | None, view: bool, output_type: type | None,
+                 numpy_forward: Callable[..., Any] | None = None, quiet: bool = False) -> None: ...
     def __reduce_cython__(self) -> Any: ...
     def __setstate_cython__(self, __pyx_state: Any) -> None: ...
 
