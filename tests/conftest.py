@@ -10,6 +10,16 @@ import pytest
 import oxmera
 
 
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the long reliability runs (tests marked slow; thousands "
+                          "of fuzzed programs, full-size soaks, 30 s thread stress)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a long run, only with --runslow")
+
+
 @pytest.fixture(autouse=True)
 def _default_state():
     oxmera.set_default_dtype(oxmera.float32)
