@@ -238,14 +238,16 @@ def _expanded_shape(input, sizes, opname):
     lead = len(sizes) - input.ndim
     if lead < 0:
         raise OpError(f"{opname}(): the number of sizes provided ({len(sizes)}) must be greater "
-                      f"or equal to the number of dimensions in the tensor ({input.ndim})")
+                      f"or equal to the number of dimensions in the tensor ({input.ndim}). "
+                      f"Target sizes: {sizes}. Tensor sizes: {input.shape}")
     out = []
     for i, s in enumerate(sizes):
         have = input.shape[i - lead] if i >= lead else None
         if s == -1:
             if have is None:
                 raise OpError(f"{opname}(): -1 is not allowed in a leading, non-existing "
-                              f"dimension {i}")
+                              f"dimension {i}. Target sizes: {sizes}. Tensor sizes: "
+                              f"{input.shape}")
             s = have
         elif have is not None and have != s and have != 1:
             raise OpError(f"{opname}(): the expanded size of the tensor ({s}) must match the "
