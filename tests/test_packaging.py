@@ -81,6 +81,8 @@ def _stub_method(name, value):
         setter = f"    @{name}.setter\n    def {name}(self, value: Any) -> None: ...\n"
         return (f"    @property\n    def {name}(self) -> Tensor: ...\n"
                 + (setter if value.fset is not None else ""))
+    if not callable(value):
+        return f"    {name}: Any\n"
     params = list(inspect.signature(value).parameters.values())
     parts, saw_star = [], False
     for i, p in enumerate(params):
