@@ -16,8 +16,9 @@ Run it with ``python -m oxmera.demo`` (``--help`` lists the options). It
    same accuracy;
 4. with ``--plot PATH``, draws the loss curve to a PNG (needs matplotlib).
 
-The default 20 epochs take a few seconds and reach about 98% held-out
-accuracy (at least 97% for every seed from 0 to 4).
+The default 20 epochs (batches of 128, learning rate 0.01) take a few
+seconds on an idle machine and reach 98.6% to 99.2% held-out accuracy for
+each of the seeds 0 to 4.
 
 The data: the test set of "Optical Recognition of Handwritten Digits",
 E. Alpaydin and C. Kaynak (1998), UCI Machine Learning Repository,
@@ -181,9 +182,9 @@ def parse_args(argv):
                         "(default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the initial weights and "
                         "of the batch order (default 0); the split never changes")
-    parser.add_argument("--batch-size", type=int, default=64, help="default 64")
-    parser.add_argument("--lr", type=float, default=5e-3, help="Adam's initial learning rate, "
-                        "decayed to 0 on a cosine (default 0.005)")
+    parser.add_argument("--batch-size", type=int, default=128, help="default 128")
+    parser.add_argument("--lr", type=float, default=0.01, help="Adam's initial learning rate, "
+                        "decayed to 0 on a cosine (default 0.01)")
     parser.add_argument("--save", metavar="PATH", help="where to write the trained weights "
                         "(safetensors); default: a temporary file, removed at exit")
     parser.add_argument("--plot", metavar="PATH", help="write a PNG of the loss curve "

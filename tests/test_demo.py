@@ -98,7 +98,7 @@ def test_one_epoch_prints_loss_and_accuracy_and_learns(one_epoch):
     assert len(result.losses) == len(result.accuracies) == 1
     assert result.losses[0] < np.log(10)          # below chance level's cross-entropy
     assert result.accuracies[0] > 0.5             # one epoch is far better than chance
-    steps = -(-(1797 - demo.HELD_OUT) // 64)
+    steps = -(-(1797 - demo.HELD_OUT) // demo.parse_args([]).batch_size)
     assert len(result.batch_losses) == steps
     assert np.mean(result.batch_losses[-5:]) < np.mean(result.batch_losses[:5])
     assert f"{100 * result.accuracies[0]:6.2f}%" in out
