@@ -22,6 +22,8 @@ from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera import linalg, nn
+from oxmera import optim, utils
+from oxmera.serialization import load, save
 
 __version__ = "0.1.0"
 
@@ -38,7 +40,8 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn",
+    "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
+    "save", "load",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,

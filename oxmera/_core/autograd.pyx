@@ -20,7 +20,7 @@ What does not
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF, Py_REFCNT
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
 import itertools
 import threading
@@ -1674,7 +1674,9 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 
 cdef inline void _lock_tensor(Tensor t) noexcept:
     if t._locks == 0:
-        t._lock_owned = cnp.PyArray_ISWRITEABLE(<cnp.ndarray>t._data)
+        # (a NumPy scalar has no flags to clear: only arrays are locked)
+        t._lock_owned = (cnp.PyArray_Check(t._data)
+                         and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>t._data))
         if t._lock_owned:
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
     t._locks += 1
@@ -1686,12 +1688,15 @@ cdef inline void _unlock_tensor(Tensor t) noexcept:
     t._locks -= 1
     if t._locks == 0 and t._lock_owned:
         t._lock_owned = False
-        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
+        # The garbage collector may have cleared _data already (a cycle).
+        if cnp.PyArray_Check(t._data):
+            cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
 
 
 cdef inline void _lock_counter(VersionCounter c, object array) noexcept:
     if c.locks == 0:
-        c.lock_owned = cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array)
+        c.lock_owned = (cnp.PyArray_Check(array)
+                        and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array))
         if c.lock_owned:
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
     c.locks += 1
@@ -1703,7 +1708,8 @@ cdef inline void _unlock_counter(VersionCounter c, object array) noexcept:
     c.locks -= 1
     if c.locks == 0 and c.lock_owned:
         c.lock_owned = False
-        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
+        if cnp.PyArray_Check(array):
+            cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
 
 
 cdef bint _lock_inputs(GradFn node) except -1:
@@ -1720,19 +1726,42 @@ cdef bint _lock_inputs(GradFn node) except -1:
 
 
 cdef int _unlock_saved(GradFn node) except -1:
-    cdef Py_ssize_t i
+    # Also runs from __dealloc__, where, if the node was in a reference cycle,
+    # the garbage collector may have cleared fields (None) and emptied tuples
+    # (NULL items): read the tuples' items as raw pointers and skip NULLs.
+    cdef Py_ssize_t i, n
+    cdef PyObject* item
     node.locked = False
-    if node.args is not None:
-        for i in range(len(node.next_fns)):
-            v = node._input_slot(i)
-            if isinstance(v, Tensor):
-                _unlock_tensor(<Tensor>v)
-    if node.saved_output is not None:
-        if node.num_outputs == 1:
-            _unlock_counter(<VersionCounter>node.output_counter, node.saved_output)
-        else:
-            for i in range(node.num_outputs):
-                _unlock_counter(<VersionCounter>node.output_counter[i], node.saved_output[i])
+    if node.op is None or node.next_fns is None or type(node.args) is not tuple:
+        return 0
+    n = PyTuple_GET_SIZE(node.next_fns)
+    args = node.args
+    if node.op.n_inputs < 0:
+        if PyTuple_GET_SIZE(args) == 0:
+            return 0
+        item = PyTuple_GET_ITEM(args, 0)
+        if item == NULL or type(<object>item) is not tuple:
+            return 0
+        args = <object>item
+    n = min(n, PyTuple_GET_SIZE(args))
+    for i in range(n):
+        item = PyTuple_GET_ITEM(args, i)
+        if item != NULL and isinstance(<object>item, Tensor):
+            _unlock_tensor(<Tensor><object>item)
+    saved = node.saved_output
+    counter = node.output_counter
+    if saved is None or counter is None:
+        return 0
+    if node.num_outputs == 1:
+        if isinstance(counter, VersionCounter):
+            _unlock_counter(<VersionCounter>counter, saved)
+    elif type(saved) is tuple and type(counter) is tuple:
+        for i in range(min(PyTuple_GET_SIZE(saved), PyTuple_GET_SIZE(counter))):
+            item = PyTuple_GET_ITEM(counter, i)
+            if item != NULL and isinstance(<object>item, VersionCounter):
+                if PyTuple_GET_ITEM(saved, i) != NULL:
+                    _unlock_counter(<VersionCounter><object>item,
+                                    <object>PyTuple_GET_ITEM(saved, i))
     return 0
 
 
@@ -1755,7 +1784,8 @@ def _begin_write(Tensor t):
     so the write raises as it should.
     """
     arr = t._data
-    if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr) or not _locked_by_oxmera(t):
+    if (not cnp.PyArray_Check(arr) or cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
+            or not _locked_by_oxmera(t)):
         return None
     cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
     return arr
@@ -1828,7 +1858,8 @@ cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_
                 f"{node.op.backward_name} returned a gradient of shape {got} for input {i}, "
                 f"which does not reduce to the input's shape {shape}")
     dtype = _expected_dtype(fn, nr)
-    if <void*>cnp.PyArray_DESCR(<cnp.ndarray>g._data) != <void*>dtype:
+    if (not cnp.PyArray_Check(g._data)
+            or <void*>cnp.PyArray_DESCR(<cnp.ndarray>g._data) != <void*>dtype):
         if g._data.dtype != dtype:
             g = _cast_op(g, dtype)
     return g
@@ -1836,8 +1867,12 @@ cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_
 
 cdef bint _has_shape(object array, tuple shape) except -1:
     # ``array.shape == shape`` read in C (``.shape`` builds a tuple per call).
-    cdef Py_ssize_t i, ndim = cnp.PyArray_NDIM(<cnp.ndarray>array)
-    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
+    cdef Py_ssize_t i, ndim
+    cdef cnp.npy_intp* dims
+    if not cnp.PyArray_Check(array):
+        return array.shape == shape
+    ndim = cnp.PyArray_NDIM(<cnp.ndarray>array)
+    dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
     if ndim != len(shape):
         return False
     for i in range(ndim):

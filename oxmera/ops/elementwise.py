@@ -835,7 +835,7 @@ def _(ctx, grad, input):
     return grad * exp(-(input * input)) * _TWO_OVER_SQRT_PI
 
 
-@op(method=True)
+@op(save=(), save_output=True, method=True)
 def relu(input):
     """Rectified linear unit ``max(x, 0)``, elementwise.
 
@@ -852,9 +852,31 @@ def relu(input):
 
 @relu.vjp
 def _(ctx, grad, input):
-    # Select rather than multiply by the mask: an infinite incoming
-    # gradient times 0 would be nan where relu is flat.
-    return where(gt(input, 0), grad, 0.0)
+    return relu_backward(grad, ctx.output)
+
+
+# One op instead of two (a comparison and a where): relu is in every MLP.
+@op(inputs=2, save=("output",))
+def relu_backward(grad, output):
+    """The VJP of relu from its output: ``grad`` where ``output > 0``, else 0.
+
+    Selects rather than multiplies by the mask: an infinite incoming gradient
+    times 0 would be nan where relu is flat.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.elementwise import relu_backward
+    >>> relu_backward(oxmera.tensor([5.0, 5.0]), oxmera.tensor([0.0, 2.0]))
+    tensor([0., 5.], dtype=float32)
+    """
+    return np.where(output > 0, grad, 0).astype(grad.dtype, copy=False)
+
+
+@relu_backward.vjp
+def _(ctx, grad_of_grad, grad, output):
+    # piecewise constant in the output: no gradient for it
+    return relu_backward(grad_of_grad, output) if ctx.needs_input_grad[0] else None, None
 
 
 @op(method=True, operators=("__abs__",), numpy=np.abs)

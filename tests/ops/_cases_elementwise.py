@@ -462,3 +462,15 @@ for _name in ("tanh_backward", "sigmoid_backward"):
     add_torch_cases(_name, ("3x4", lambda lib, g, o, _name=_name: (
         getattr(oxmera.ops.elementwise, _name)(g, o) if lib is oxmera
         else getattr(lib.ops.aten, _name)(g, o)), (Leaf((3, 4)), Leaf((3, 4), "positive"))))
+
+add_cases("relu_backward",
+          ("3x4", oxmera.ops.elementwise.relu_backward, (Leaf((3, 4)), const((3, 4)))),
+          ("broadcast", oxmera.ops.elementwise.relu_backward, (Leaf((2, 3)), const((3,)))),
+          ("0d", oxmera.ops.elementwise.relu_backward, (Leaf(()), const(()))),
+          ("size-0", oxmera.ops.elementwise.relu_backward, (Leaf((0, 3)), const((0, 3)))),
+          ("transposed", oxmera.ops.elementwise.relu_backward, (T((3, 4)), const((3, 4)))),
+          ("output-too", lambda g, o: oxmera.ops.elementwise.relu_backward(g, o) * o,
+           (Leaf((2, 3)), Leaf((2, 3)))))
+add_torch_cases("relu_backward", ("3x4", lambda lib, g, o: (
+    oxmera.ops.elementwise.relu_backward(g, o) if lib is oxmera
+    else lib.ops.aten.threshold_backward(g, o, 0)), (Leaf((3, 4)), Leaf((3, 4)))))

@@ -309,3 +309,31 @@ for _reduction in ("mean", "sum", "none"):
             lib).binary_cross_entropy_with_logits(x * 1e4, y.sigmoid(), reduction=r),
          (Leaf((3, 4)), Leaf((3, 4))), {"rtol": 1e-6, "atol": 1e-5}),
     )
+
+
+# -- the fused VJPs of softmax and log_softmax, as ops of their own --------------------------
+
+def _softmax_like(name):
+    from oxmera.ops import activation
+    return getattr(activation, name)
+
+
+for _name, _domain in (("softmax_backward", "positive"), ("log_softmax_backward", "real")):
+    _f = _softmax_like(_name)
+    add_cases(_name,
+              ("3x4-dim1", lambda g, o, _f=_f: _f(g, o, 1), (Leaf((3, 4)), Leaf((3, 4), _domain))),
+              ("3x4-dim0", lambda g, o, _f=_f: _f(g, o, 0), (Leaf((3, 4)), Leaf((3, 4), _domain))),
+              ("0d", lambda g, o, _f=_f: _f(g.reshape(1), o.reshape(1), 0),
+               (Leaf(()), Leaf((), _domain))),
+              ("size-0", lambda g, o, _f=_f: _f(g, o, 1), (Leaf((0, 3)), Leaf((0, 3), _domain))),
+              ("transposed", lambda g, o, _f=_f: _f(g, o, -1), (T((3, 4)), S((3, 4), _domain))))
+add_torch_cases(
+    "softmax_backward",
+    ("3x4", lambda lib, g, o: (_softmax_like("softmax_backward")(g, o, 1) if lib is oxmera
+                               else lib.ops.aten._softmax_backward_data(g, o, 1, o.dtype)),
+     (Leaf((3, 4)), Leaf((3, 4), "positive"))))
+add_torch_cases(
+    "log_softmax_backward",
+    ("3x4", lambda lib, g, o: (_softmax_like("log_softmax_backward")(g, o, 1) if lib is oxmera
+                               else lib.ops.aten._log_softmax_backward_data(g, o, 1, o.dtype)),
+     (Leaf((3, 4)), Leaf((3, 4)))))
