@@ -38,7 +38,6 @@ import numpy as np
 import oxmera
 from oxmera import nn, optim
 from oxmera.datasets import load_digits
-from oxmera.serialization import load, save
 from oxmera.utils.data import DataLoader, TensorDataset, random_split
 
 #: The train/held-out split never changes: ``random_split`` with this seed
@@ -257,12 +256,12 @@ def train(args, save_path):
               f"({time.perf_counter() - start:5.1f} s)", flush=True)
 
     logits = evaluate(model, test_loader)[1]
-    save(model.state_dict(), save_path)
+    oxmera.save(model.state_dict(), save_path)
     where = "" if args.save else "; a temporary file: --save PATH keeps them"
     print(f"saved the weights to {save_path} ({os.path.getsize(save_path) / 1024:.0f} KiB{where})")
     oxmera.manual_seed(args.seed + 1)   # the fresh network starts from other weights
     reloaded = DigitsNet()
-    reloaded.load_state_dict(load(save_path))
+    reloaded.load_state_dict(oxmera.load(save_path))
     reloaded_accuracy, reloaded_logits = evaluate(reloaded, test_loader)
     if not np.array_equal(logits, reloaded_logits):
         worst = np.abs(logits - reloaded_logits).max()

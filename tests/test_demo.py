@@ -16,7 +16,6 @@ import pytest
 import oxmera
 from oxmera import demo
 from oxmera.datasets import load_digits
-from oxmera.serialization import load
 
 
 # -- the data set ---------------------------------------------------------------------------
@@ -114,7 +113,7 @@ def test_saves_and_reloads_the_same_network(one_epoch):
 
 def test_the_file_holds_the_state_dict(one_epoch):
     path = one_epoch[3]
-    state = load(str(path))
+    state = oxmera.load(str(path))
     expected = demo.DigitsNet().state_dict()
     assert set(state) == set(expected)
     for name, value in state.items():
@@ -122,11 +121,13 @@ def test_the_file_holds_the_state_dict(one_epoch):
 
 
 def test_a_reload_that_differs_is_an_error(monkeypatch, capsys, tmp_path):
+    real_load = oxmera.load
+
     def altered(path):
-        state = load(path)
+        state = real_load(path)
         state["classifier.3.bias"] = state["classifier.3.bias"] + 1e-3
         return state
-    monkeypatch.setattr(demo, "load", altered)
+    monkeypatch.setattr(oxmera, "load", altered)
     with pytest.raises(RuntimeError, match="different outputs"):
         demo.main(["--epochs", "1", "--batch-size", "256", "--save", str(tmp_path / "w")])
 
