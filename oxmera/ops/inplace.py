@@ -174,6 +174,14 @@ def _ufunc_inplace(name, ufunc, self, other, fallback):
     return _inplace(name, self, fallback, (other,), reads_self=name in ("mul_", "div_"))
 
 
+def _times(other, alpha):
+    # ``other * alpha`` as an array of other's dtype (a Python number stays a number)
+    if isinstance(other, (Tensor, np.ndarray)):
+        value = _arrays(other)
+        return np.multiply(value, alpha, dtype=value.dtype if value.dtype.kind == "f" else None)
+    return other * alpha
+
+
 def add_(self, other, *, alpha=1):
     """In-place :func:`oxmera.add`: ``self += alpha * other``; returns ``self``.
 
@@ -185,6 +193,9 @@ def add_(self, other, *, alpha=1):
     tensor([2., 3.], dtype=float32)
     """
     if alpha != 1:
+        if isinstance(self, Tensor) and not _recording(self, other):
+            # an optimizer's update: scale the operand, then add in place
+            return _ufunc_inplace("add_", np.add, self, _times(other, alpha), None)
         return _inplace("add_", self, lambda s: elementwise.add(s, other, alpha=alpha), (other,),
                         reads_self=False)
     return _ufunc_inplace("add_", np.add, self, other, lambda s: elementwise.add(s, other))
@@ -201,6 +212,8 @@ def sub_(self, other, *, alpha=1):
     tensor([-1.,  0.], dtype=float32)
     """
     if alpha != 1:
+        if isinstance(self, Tensor) and not _recording(self, other):
+            return _ufunc_inplace("sub_", np.subtract, self, _times(other, alpha), None)
         return _inplace("sub_", self, lambda s: elementwise.sub(s, other, alpha=alpha), (other,),
                         reads_self=False)
     return _ufunc_inplace("sub_", np.subtract, self, other, lambda s: elementwise.sub(s, other))
