@@ -649,6 +649,8 @@ cdef class Tensor:
     @property
     def grad_fn(self):
         """The node that produced this tensor (a :class:`GradFn`), or None."""
+        if self._links is not None:
+            _refresh_view(self)
         return None if self._meta is None else self._meta.grad_fn
 
     @property
@@ -793,7 +795,8 @@ cdef class Tensor:
         ops that lead from it to this tensor, in order; in-place ops on a view
         replay them to rewrite the base's history (``oxmera.ops.inplace``).
         """
-        return _view_info(self)
+        view = _view_info(self)
+        return None if view is None else view[:2]
 
     @property
     def _origin(self):
@@ -824,7 +827,7 @@ cdef class Tensor:
             meta.retains_grad = old.retains_grad
             meta.grad = old.grad
         self._meta = meta
-        _set_links(self, _view_info(self), None)
+        _set_links(self, _current_view(self), None)
         if meta.retains_grad:
             extras = _extras_of(meta.grad_fn)
             if extras.retained is None:
@@ -1309,6 +1312,8 @@ def apply_op(OpDef op, tuple args, dict kwargs):
         if i < n:
             if isinstance(v, Tensor):
                 t = <Tensor>v
+                if t._links is not None:
+                    _refresh_view(t)
                 v = t._data
                 any_array = True
                 if t._meta is not None and t._meta.requires_grad:
@@ -1427,13 +1432,47 @@ cdef object _intern_shape(object shape):
 
 
 cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
-    # The base owning the memory and the view ops from it to the new view.
+    # The base owning the memory, the view ops from it to the new view, and
+    # the memory's version when the view's history was made (see _refresh_view).
     step = (op, args[1:], kwargs)
     view = _view_info(source)
+    version = 0 if source._version_counter is None else source._version_counter.value
     if view is not None:
-        base, chain = view
-        return (base, chain + (step,))
-    return (source, (step,))
+        return (view[0], view[1] + (step,), version)
+    return (source, (step,), version)
+
+
+cdef object _current_view(Tensor t):
+    # The view entry of ``t`` with its history declared current.
+    view = _view_info(t)
+    if view is None or view[0] is None or t._version_counter is None:
+        return view
+    return (view[0], view[1], t._version_counter.value)
+
+
+cdef int _refresh_view(Tensor t) except -1:
+    """Give a view the history of its base's current value, if that changed.
+
+    An in-place write to a base (or through another of its views) gives the
+    base a new node; views taken before still hold the old history, so they
+    are re-derived from the base here, when next used while grad mode is on
+    (PyTorch regenerates a view's grad_fn the same way).
+    """
+    view = _view_info(t)
+    if view is None or view[0] is None or t._version_counter is None:
+        return 0
+    if t._version_counter.value == view[2] or not grad_enabled():
+        return 0
+    base = <Tensor>view[0]
+    if base._meta is None or not base._meta.requires_grad:
+        _set_links(t, _current_view(t), _origin_info(t))
+        return 0
+    replayed = base
+    for step in view[1]:
+        replayed = apply_op(<OpDef>step[0], (replayed,) + step[1], step[2])
+    t._set_history(<Tensor>replayed)
+    _set_links(t, _current_view(t), _origin_info(t))
+    return 0
 
 
 class _QuietState:
@@ -1500,6 +1539,8 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
         v = values[i]
         if isinstance(v, Tensor):
             t = <Tensor>v
+            if t._links is not None:
+                _refresh_view(t)
             arrays[i] = t._data
             if t._meta is not None and t._meta.requires_grad:
                 recording = True
@@ -2099,6 +2140,8 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
         if not isinstance(r, Tensor):
             raise TypeError(f"backward(): outputs must be Tensors, got {type(r).__name__} at {i}")
         t = <Tensor>r
+        if t._links is not None:
+            _refresh_view(t)
         if t._meta is None or not t._meta.requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn")
