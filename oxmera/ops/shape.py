@@ -750,7 +750,13 @@ def _writable_diagonal(array, offset, d1, d2):
     # the input, as they do here when the input itself is writable.
     out = np.diagonal(array, offset, d1, d2)
     if array.flags.writeable:
-        out.flags.writeable = True
+        try:
+            out.flags.writeable = True
+        except ValueError:
+            # NumPy refuses when an array ``array`` views is read-only though
+            # ``array``'s own flag is set (the core locks an array saved for
+            # backward after views of it were made): the diagonal stays read-only.
+            pass
     return out
 
 

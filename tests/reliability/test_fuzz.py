@@ -215,6 +215,15 @@ REGRESSIONS = [
              steps=(("matmul", (0,), {"gram": "right", "form": "method"}),
                     ("cast", (1,), {"dtype": "float32", "form": "to_kw"}))),
      "forward"),
+    # diagonal() of a view made before its base was saved for backward (and so
+    # locked read-only by the core) raised "cannot set WRITEABLE flag to True".
+    ("diagonal-of-view-of-locked-array",
+     Program(seed=311, leaves=(((1, 2, 2), "contiguous", "float64"),),
+             steps=(("clone", (0,), {"form": "clone"}),
+                    ("unflatten", (1,), {"dim": 1, "sizes": (2, 1, 1), "form": "fn"}),
+                    ("einsum", (1,), {"eq": "abc->a", "form": "args"}),
+                    ("diagonal", (2,), {"offset": 0, "dim1": 0, "dim2": -4, "form": "fn"}))),
+     "gradients"),
     # Size-0 values through reductions, views and in-place writes.
     ("size-zero",
      Program(seed=1, leaves=(((0, 3), "contiguous", "float64"),),
