@@ -1632,6 +1632,89 @@ def _setitem_ox(env, xs, p):
     return out
 
 
+# -- views taken before an in-place write to their base --------------------------------------
+
+def _np_basic(c, index):
+    """``c[index]`` as a view even when every part is an int (NumPy would copy a scalar)."""
+    return c[index] if Ellipsis in index else c[index + (Ellipsis,)]
+
+
+def _np_view(c, view):
+    kind = view[0]
+    if kind == "index":
+        return _np_basic(c, view[1])
+    if kind == "transpose":
+        return np.swapaxes(c, 0, -1)
+    if kind == "flat":
+        return c.reshape(-1)
+    if kind == "unsqueeze":
+        return np.expand_dims(c, 0)
+    return np.diagonal(c)
+
+
+def _ox_view(c, view):
+    kind = view[0]
+    if kind == "index":
+        return c[view[1]]
+    if kind == "transpose":
+        return c.transpose(0, -1)
+    if kind == "flat":
+        return c.view(-1)
+    if kind == "unsqueeze":
+        return c.unsqueeze(0)
+    return c.diagonal()
+
+
+def _stale_view_ref(xs, p):
+    c = xs[0].copy()
+    view = _np_view(c, p["view"])
+    target = c if p["writer"] is None else _np_basic(c, p["writer"])
+    operand = xs[1] if len(xs) > 1 else p.get("c")
+    if p["op"] == "mul_":
+        target *= operand
+    elif p["op"] == "add_":
+        target += operand
+    else:
+        target[...] = 0.0
+    return np.array(view)
+
+
+def _stale_view_ox(env, xs, p):
+    c = xs[0].clone().contiguous()      # clone keeps strides; the reference is C-ordered
+    view = _ox_view(c, p["view"])
+    target = c if p["writer"] is None else c[p["writer"]]
+    operand = xs[1] if len(xs) > 1 else p.get("c")
+    if p["op"] == "mul_":
+        target.mul_(operand)
+    elif p["op"] == "add_":
+        target.add_(operand)
+    else:
+        target.zero_()
+    return view            # made before the write: its history must follow it
+
+
+@fuzz_op("view_then_write", "inplace", _stale_view_ref, _stale_view_ox)
+def _stale_view(g):
+    i = g.pick(lambda v: v.ndim >= 1 and v.size > 0)
+    if i is None:
+        return None
+    x = g.pool[i]
+    kinds = ["index", "transpose", "flat", "unsqueeze"] + (["diagonal"] if x.ndim >= 2 else [])
+    kind = g.choice(kinds)
+    view = ("index", _basic_index(g, x.shape)) if kind == "index" else (kind,)
+    writer = _basic_index(g, x.shape) if g.boolean() else None
+    target_shape = _np_basic(x, writer).shape if writer is not None else x.shape
+    p = {"view": view, "writer": writer, "op": g.choice(["mul_", "add_", "zero_"])}
+    if p["op"] == "zero_":
+        return (i,), p
+    if g.boolean():
+        p["c"] = g.choice([2.0, -0.5])
+        return (i,), p
+    j = g.pick(lambda v: broadcasts(v.shape, target_shape)
+               and np.broadcast_shapes(v.shape, target_shape) == target_shape, like=i)
+    return None if j is None else ((i, j), p)
+
+
 # -- linear algebra ------------------------------------------------------------------------
 
 def _matmul_shape(a, b):
