@@ -24,7 +24,7 @@ cdef class Tensor:
     cdef readonly object _data     # the numpy.ndarray holding the values
     cdef AutogradMeta _meta        # None unless the tensor requires grad
     cdef VersionCounter _version_counter  # None until first needed (0 writes)
-    cdef object _links             # None, or (view, origin): rare, so one slot (see _view_of, _origin)
+    cdef object _links             # None, or (view, origin): rare, so one slot (_view_of, _origin)
     cdef int _locks                # live nodes that saved this tensor for backward
     cdef bint _lock_owned          # oxmera made _data read-only for them (and restores it)
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
@@ -42,11 +42,11 @@ cdef class OpDef:
     cdef readonly tuple input_names     # names of the tensor parameters
     cdef readonly bint differentiable   # False: outputs never require grad
     cdef readonly tuple save_mask  # per input: does the VJP read it; None = all
-    cdef readonly bint save_output # the VJP reads the output (ctx.output)
+    cdef readonly bint save_output  # the VJP reads the output (ctx.output)
     cdef readonly object prepare   # dtype promotion of the inputs, or None
     cdef readonly bint view        # the output may be a view of input 0
     cdef readonly object output_type    # namedtuple class for several outputs, or None
-    cdef readonly object numpy_forward  # NumPy callable equal to forward given only the inputs, or None
+    cdef readonly object numpy_forward  # NumPy callable equal to forward on the inputs alone
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
@@ -69,7 +69,7 @@ cdef class GradFn:
     cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
     cdef tuple args                # the call's positional args; unsaved tensors replaced by None
     cdef dict kwargs               # the call's keyword args, or None
-    cdef tuple saved_versions      # versions of the saved tensor inputs at record time; None = all 0
+    cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
     cdef Py_ssize_t output_version      # its value when saved

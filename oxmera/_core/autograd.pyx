@@ -265,12 +265,14 @@ def as_array(data, dtype=None, bint copy=False):
     if dtype is not None:
         d = np.dtype(dtype)
         if not _supported_kind(d):
-            raise TypeError(f"unsupported dtype {d}: oxmera tensors hold bool, integer or floating values")
+            raise TypeError(f"unsupported dtype {d}: oxmera tensors hold bool, integer or "
+                            f"floating values")
         if arr.dtype != d:
             arr = arr.astype(d)
             fresh = True
     elif not _supported_kind(arr.dtype):
-        raise TypeError(f"unsupported dtype {arr.dtype}: oxmera tensors hold bool, integer or floating values")
+        raise TypeError(f"unsupported dtype {arr.dtype}: oxmera tensors hold bool, integer or "
+                        f"floating values")
     if copy and not fresh:
         arr = arr.copy()
     return arr
@@ -494,7 +496,8 @@ cdef class Tensor:
         if len(shape) == 0:
             # _normalize_dim lets dim 0 / -1 through for a 0-d tensor (as
             # reductions want), and indexing () unchecked would crash.
-            raise IndexError(f"size(): dimension specified as {dim} but the tensor has no dimensions")
+            raise IndexError(f"size(): dimension specified as {dim} but the tensor has no "
+                             f"dimensions")
         return shape[_normalize_dim(dim, len(shape), "size")]
 
     @property
@@ -509,7 +512,8 @@ cdef class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
             raise RuntimeError(
-                f"item(): a Tensor with {self._data.size} elements cannot be converted to a Python scalar")
+                f"item(): a Tensor with {self._data.size} elements cannot be converted to a "
+                f"Python scalar")
         return self._data.item()
 
     def tolist(self):
@@ -674,7 +678,8 @@ cdef class Tensor:
     def grad(self, value):
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got {type(value).__name__}")
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
             if (<Tensor>value)._data.shape != self._data.shape:
                 raise RuntimeError(
                     f"assigned grad has data of a different size: {(<Tensor>value)._data.shape} "
@@ -887,7 +892,8 @@ cdef Py_ssize_t _normalize_dim(object dim, Py_ssize_t ndim, str opname) except? 
         raise TypeError(f"{opname}(): dim must be an int, got {type(dim).__name__}") from None
     if d < -n or d >= n:
         raise IndexError(
-            f"{opname}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+            f"{opname}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+            f"but got {d})")
     return d + n if d < 0 else d
 
 
@@ -907,7 +913,8 @@ class _Name(str):
 
 def backward_name(str name):
     """The readable node name for an op called ``name``: mul -> MulBackward."""
-    return _Name("".join(part[:1].upper() + part[1:] for part in name.split("_") if part) + "Backward")
+    parts = [part[:1].upper() + part[1:] for part in name.split("_") if part]
+    return _Name("".join(parts) + "Backward")
 
 
 class AccumulateGrad:
@@ -1640,7 +1647,8 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                         if nrs is None:
                             nrs = [0] * n
                         nrs[i] = meta.output_nr
-            if t._version_counter is not None and (save_mask is None or save_mask[i if not sequence else 0]):
+            if t._version_counter is not None and (
+                    save_mask is None or save_mask[i if not sequence else 0]):
                 if versions is None:
                     versions = [0] * n
                 versions[i] = t._version_counter.value
@@ -2041,7 +2049,10 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
     if g._data.dtype != t._data.dtype:
         if g._data.dtype.kind not in "biuf":
             raise TypeError(f"grad_output[{i}] has dtype {g._data.dtype}")
-        g = _cast_op(g, t._data.dtype) if create_graph else wrap_array(g._data.astype(t._data.dtype))
+        if create_graph:
+            g = _cast_op(g, t._data.dtype)
+        else:
+            g = wrap_array(g._data.astype(t._data.dtype))
     return g
 
 
@@ -2157,7 +2168,8 @@ def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint crea
                 raise TypeError(f"inputs must be Tensors, got {type(r).__name__} at {i}")
             t = <Tensor>r
             if t._meta is None or not t._meta.requires_grad:
-                raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
+                                   f"require grad")
             if t._meta.grad_fn is None:
                 leaf_targets.setdefault(_key(t), []).append(i)
             else:
@@ -2192,7 +2204,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
 
     # -- phase 1: depth-first search, counting dependencies ----------------
     stack = []
-    for t, g in roots:
+    for t, _ in roots:
         fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
         if _find(fn, tasks, run) is None:
             task = _new_task(fn, 0, run)
@@ -2361,7 +2373,10 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
                 if slots[nr] is not None and not (<Tensor>targets[i])._meta.retains_grad:
                     commits.append((targets[i], slots[nr]))
             else:
-                results[i] = _accumulate(results[i], slots[nr], False) if results[i] is not None else slots[nr]
+                if results[i] is not None:
+                    results[i] = _accumulate(results[i], slots[nr], False)
+                else:
+                    results[i] = slots[nr]
     if multi:
         return tuple(slots)
     return slots[0]
