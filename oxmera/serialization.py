@@ -56,6 +56,7 @@ _DTYPES = {
 _DTYPE_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
 _SCALARS = (str, int, float, bool, type(None))
 _MAX_HEADER = 100_000_000      # the safetensors format's own limit
+_MAX_DEPTH = 500               # nesting of the structure's JSON: deeper is refused
 
 
 # -- saving ---------------------------------------------------------------------------------
@@ -404,6 +405,9 @@ def load(f):
             raise _Corrupt("its structure does not match its checksum: the file is corrupted")
         try:
             structure = json.loads(metadata[_STRUCTURE_KEY])
+            if _too_deep(structure, _MAX_DEPTH):
+                # (older Pythons' json raises RecursionError first; 3.13's parses it)
+                raise RecursionError
             decoder = _Decoder(arrays)
             obj = decoder.decode(structure)
         except RecursionError:
@@ -417,3 +421,17 @@ def load(f):
         return obj
     except _Corrupt as err:
         raise ValueError(f"oxmera.load(): cannot load {source}: {err}") from None
+
+
+def _too_deep(value, limit):
+    """Whether the JSON ``value`` nests lists/dicts more than ``limit`` deep (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+    return False
