@@ -99,6 +99,23 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         Silence NumPy's floating-point warnings (overflow, division by zero,
         invalid) in the forward, as PyTorch never warns: results are IEEE
         inf/nan. Cheaper than ``np.errstate`` inside the forward.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import oxmera
+    >>> from oxmera.extend import op
+    >>> @op(inputs=2, save={"x": ("y",), "y": ("x",)}, numpy=np.multiply)
+    ... def times_example(x, y):
+    ...     return np.multiply(x, y)
+    >>> @times_example.vjp
+    ... def _(ctx, grad, x, y):
+    ...     needs = ctx.needs_input_grad
+    ...     return (grad * y if needs[0] else None, grad * x if needs[1] else None)
+    >>> a = oxmera.tensor([2.0], requires_grad=True)
+    >>> times_example(a, 3.0).backward()
+    >>> a.grad
+    tensor([3.], dtype=float32)
     """
     def decorate(forward):
         opname = name or forward.__name__

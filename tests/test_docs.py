@@ -119,12 +119,7 @@ def test_public_modules_are_found():
 #: Public names whose docstring still lacks an example, each reported to the
 #: owner of its file. Not strict: a name whose example lands passes (XPASS);
 #: then delete it here.
-PENDING_EXAMPLES = {
-    "oxmera.AutogradMeta", "oxmera.GradFn", "oxmera.OpError",    # oxmera/_core/autograd.pyx
-    "oxmera.autograd.is_anomaly_check_nan_enabled",               # oxmera/_core/autograd.pyx
-    "oxmera.autograd.GradcheckError",                             # oxmera/autograd/gradcheck.py
-    "oxmera.extend.op",                                           # oxmera/extend.py
-}
+PENDING_EXAMPLES = set()
 
 
 def _with_pending(objects):

@@ -78,6 +78,15 @@ class OpError(ValueError, RuntimeError):
     It is both a ``ValueError`` (what NumPy raises for these) and a
     ``RuntimeError`` (what PyTorch raises), so code written for either
     catches it. The message names the op and the shapes involved.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> try:
+    ...     oxmera.ones(2, 3) + oxmera.ones(4)
+    ... except oxmera.OpError as err:
+    ...     print(isinstance(err, ValueError), isinstance(err, RuntimeError))
+    True True
     """
 
 
@@ -185,7 +194,15 @@ def is_anomaly_enabled():
 
 
 def is_anomaly_check_nan_enabled():
-    """Whether anomaly mode checks gradients for NaN/Inf."""
+    """Whether anomaly mode checks gradients for NaN/Inf.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> with oxmera.autograd.detect_anomaly(check_nan=False):
+    ...     oxmera.autograd.is_anomaly_check_nan_enabled()
+    False
+    """
     return _anomaly_check_nan
 
 
@@ -296,7 +313,22 @@ cdef class VersionCounter:
 @cython.freelist(256)
 @cython.trashcan(True)
 cdef class AutogradMeta:
-    """Autograd state of one tensor that requires grad (internal)."""
+    """Autograd state of one tensor that requires grad (internal).
+
+    A tensor that needs no gradient carries none (a C-level None), so the
+    no-grad path is one pointer test. What it holds shows through the
+    tensor's autograd attributes.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0], requires_grad=True)   # a leaf: meta without a node
+    >>> x.requires_grad, x.is_leaf, x.grad_fn is None
+    (True, True, True)
+    >>> y = x * 2                                       # meta pointing at MulBackward
+    >>> y.is_leaf, y.grad_fn.name()
+    (False, 'MulBackward')
+    """
 
     def __repr__(self):
         return (f"AutogradMeta(requires_grad={bool(self.requires_grad)}, "
@@ -999,6 +1031,16 @@ cdef class GradFn:
     The VJP of the op receives the node as ``ctx``: ``ctx.needs_input_grad``
     says which inputs need a gradient, ``ctx.output`` gives the op's output
     (rebuilt at backward time, never kept as a tensor, so no reference cycle).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (x * 2).sum()
+    >>> y.grad_fn.name()
+    'SumBackward'
+    >>> y.grad_fn.next_functions[0][0].name()
+    'MulBackward'
     """
 
     @property

@@ -17,7 +17,26 @@ Tensor = _core.Tensor
 
 
 class GradcheckError(RuntimeError):
-    """Analytical and numerical gradients disagree."""
+    """Analytical and numerical gradients disagree.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.autograd import Function, gradcheck, GradcheckError
+    >>> class WrongSquare(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         return grad            # should be 2 * x * grad
+    >>> x = oxmera.tensor([1.5], dtype=oxmera.float64, requires_grad=True)
+    >>> try:
+    ...     gradcheck(WrongSquare.apply, (x,))
+    ... except GradcheckError:
+    ...     print("caught")
+    caught
+    """
 
 
 def _outputs_tuple(out):
