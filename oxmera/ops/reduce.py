@@ -543,11 +543,12 @@ def _(ctx, grad, input, dim=None, keepdim=False, *, axis=None):
 
 # -- norm ------------------------------------------------------------------------------------
 
-def _norm_order(p, opname):
+def _norm_order(p):
     if p is None or p == "fro":
         return 2.0
     if isinstance(p, str):
-        raise ValueError(f"{opname}(): unsupported norm order {p!r} for a vector norm")
+        # Raised inside the op's forward: the core adds "norm(): " and the shapes.
+        raise ValueError(f"unsupported norm order {p!r} for a vector norm")
     return float(p)
 
 
@@ -572,7 +573,7 @@ def _norm_forward(input, p=2, dim=None, keepdim=False, *, dtype=None):
         input = input.astype(dtype)
     if input.dtype.kind != "f":
         raise OpError(f"norm(): input dtype should be floating point, got {input.dtype}")
-    p = _norm_order(p, "norm")
+    p = _norm_order(p)
     dims = _dims(dim, None, input.ndim, "norm")
     if abs(p) == math.inf and _count(input.shape, dims) == 0:
         raise OpError(f"norm(): cannot compute the {p} norm of an empty slice (input shape "
@@ -599,7 +600,7 @@ _norm_op = op("norm", save_output=True)(_norm_forward)
 def _(ctx, grad, input, p=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
-    p = _norm_order(p, "norm")
+    p = _norm_order(p)
     shape = input.shape
     dims = _dims(dim, None, len(shape), "norm")
     if p == 0:

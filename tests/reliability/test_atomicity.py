@@ -270,7 +270,7 @@ CASES = [
     Bad("logsumexp-dim-range", lambda: dict(a=leaf((2,))), lambda a: oxmera.logsumexp(a, 3),
         IndexError, (r"logsumexp", r"range", r"3")),
     Bad("norm-bad-order", lambda: dict(a=leaf((2,))), lambda a: oxmera.norm(a, p="bad"),
-        ValueError, (r"norm", r"bad")),
+        ValueError, (r"^norm\(\): unsupported", r"'bad'", r"\(2,\)")),
     Bad("softmax-dim-range", lambda: dict(a=leaf((2, 2))), lambda a: oxmera.softmax(a, 2),
         IndexError, (r"softmax", r"range", r"2")),
 
@@ -278,7 +278,7 @@ CASES = [
     Bad("reshape-size", lambda: dict(a=leaf((2, 3))), lambda a: a.reshape(4, 4),
         RuntimeError, (r"reshape|shape", r"\(4, 4\)|\[4, 4\]", r"6")),
     Bad("reshape-two-minus-one", lambda: dict(a=leaf((2, 3))), lambda a: a.reshape(-1, -1),
-        RuntimeError, (r"-1",)),
+        RuntimeError, (r"reshape", r"\(-1, -1\)")),
     Bad("view-non-contiguous", lambda: dict(a=leaf((2, 3))), lambda a: a.T.view(6),
         RuntimeError, (r"view", r"reshape")),
     Bad("expand-incompatible", lambda: dict(a=leaf((2, 3))), lambda a: a.expand(4, 3),
