@@ -1273,6 +1273,11 @@ def where(condition, input, other):
     >>> oxmera.where(c, oxmera.tensor([1.0, 2.0]), 0.0)
     tensor([1., 0.], dtype=float32)
     """
+    if np.asarray(condition).dtype != np.bool_:
+        # As PyTorch: a float or int condition is almost always a mistake
+        # (NumPy would take it as "nonzero").
+        raise TypeError(f"where(): expected condition to be a bool tensor, got dtype "
+                        f"{np.asarray(condition).dtype}; compare first (e.g. x > 0)")
     dtype = result_type(input, other)
     return np.where(condition, input, other).astype(dtype, copy=False)
 

@@ -204,12 +204,9 @@ CASES = [
     Bad("where-shapes", lambda: dict(a=leaf((2,)), b=leaf((3,))),
         lambda a, b: oxmera.where(oxmera.tensor([True, False]), a, b),
         RuntimeError, (r"where", r"\(2,\)", r"\(3,\)")),
-    pytest.param(Bad("where-float-condition", lambda: dict(a=leaf((2,)), b=leaf((2,))),
-                     lambda a, b: oxmera.where(a, a, b), (TypeError, RuntimeError),
-                     (r"where", r"bool", r"float64")),
-                 marks=pytest.mark.xfail(reason="where() takes a float condition as NumPy "
-                                                "does; PyTorch refuses it (elementwise.py, the "
-                                                "lead's)", strict=False)),
+    Bad("where-float-condition", lambda: dict(a=leaf((2,)), b=leaf((2,))),
+        lambda a, b: oxmera.where(a, a, b), (TypeError, RuntimeError),
+        (r"where", r"bool", r"float64")),
     Bad("clamp-no-bounds", lambda: dict(a=leaf((2,))), lambda a: oxmera.clamp(a),
         ValueError, (r"clamp", r"min", r"max")),
     Bad("add-string", lambda: dict(a=leaf((2,))), lambda a: a + "one", TypeError, (r"str",)),
