@@ -539,6 +539,20 @@ def _scalar_output(func, inputs, fn_name, strict):
     return outputs_tuple, outputs
 
 
+def _gradient_at(func, inputs, v, create_graph, strict, name):
+    """What vhp and hvp start from (grad mode on): the inputs and ``v`` made
+    ready, ``func``'s scalar output, and its gradient recorded for a second
+    backward."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    v = _prepare_v(v, inputs, inputs_tuple, create_graph, name,
+                   "input to the user-provided function is")
+    outputs_tuple, outputs = _scalar_output(func, inputs, name, strict)
+    jac = _grad_of(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return inputs_tuple, inputs, v, outputs_tuple, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """The vector-Hessian product ``v^T H`` of the scalar function ``func``.
 
@@ -571,13 +585,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     tensor([ 6., 12.], dtype=float32)
     """
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, inputs_tuple, create_graph, "vhp",
-                       "input to the user-provided function is")
-        outputs_tuple, outputs = _scalar_output(func, inputs, "vhp", strict)
-        jac = _grad_of(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _gradient_at(
+            func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grads = _grad_of(jac, inputs, v, create_graph=create_graph)
         result = _fill_zeros(grads, inputs, strict, create_graph, "double_back")
@@ -621,13 +630,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     tensor([6., 0.], dtype=float32)
     """
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _prepare_v(v, inputs, inputs_tuple, create_graph, "hvp",
-                       "input to the user-provided function is")
-        outputs_tuple, outputs = _scalar_output(func, inputs, "hvp", strict)
-        jac = _grad_of(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        inputs_tuple, inputs, v, outputs_tuple, outputs, jac = _gradient_at(
+            func, inputs, v, create_graph, strict, "hvp")
         seeds = tuple(_seed_like(inp) for inp in inputs)
         double_back = _grad_of(jac, inputs, seeds, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
