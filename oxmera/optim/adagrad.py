@@ -7,7 +7,7 @@ dict taken before the first step already holds it.
 """
 import numpy as np
 
-from oxmera.optim.optimizer import Optimizer, _step_count
+from oxmera.optim.optimizer import _check_non_negative, Optimizer, _step_count
 from oxmera.ops.creation import from_numpy, tensor
 
 __all__ = ["Adagrad"]
@@ -55,18 +55,11 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, *, maximize=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"Adagrad: invalid learning rate: {lr} (must be >= 0)")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Adagrad: invalid lr_decay value: {lr_decay} (must be >= 0)")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Adagrad: invalid weight_decay value: {weight_decay} "
-                             f"(must be >= 0)")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Adagrad: invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value} (must be >= 0)")
-        if not 0.0 <= eps:
-            raise ValueError(f"Adagrad: invalid epsilon value: {eps} (must be >= 0)")
+        _check_non_negative("Adagrad",
+                            ("learning rate", lr), ("lr_decay value", lr_decay),
+                            ("weight_decay value", weight_decay),
+                            ("initial_accumulator_value value", initial_accumulator_value),
+                            ("epsilon value", eps))
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
                     "maximize": maximize}

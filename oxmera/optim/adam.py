@@ -7,17 +7,14 @@ Python floats, and the update is ``θ - (step_size · m) / (√v / √(1-β₂�
 """
 import numpy as np
 
-from oxmera.optim.optimizer import Optimizer, _lerp_, _step_count
+from oxmera.optim.optimizer import Optimizer, _check_non_negative, _lerp_, _step_count
 from oxmera.ops.creation import from_numpy, tensor
 
 __all__ = ["Adam"]
 
 
 def _check_hyper_parameters(name, lr, betas, eps, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError(f"{name}: invalid learning rate: {lr} (must be >= 0)")
-    if not 0.0 <= eps:
-        raise ValueError(f"{name}: invalid epsilon value: {eps} (must be >= 0)")
+    _check_non_negative(name, ("learning rate", lr), ("epsilon value", eps))
     if len(betas) != 2:
         raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
     if not 0.0 <= betas[0] < 1.0:
@@ -26,8 +23,7 @@ def _check_hyper_parameters(name, lr, betas, eps, weight_decay):
     if not 0.0 <= betas[1] < 1.0:
         raise ValueError(f"{name}: invalid beta parameter at index 1: {betas[1]} "
                          f"(must be in [0, 1))")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"{name}: invalid weight_decay value: {weight_decay} (must be >= 0)")
+    _check_non_negative(name, ("weight_decay value", weight_decay))
 
 
 class Adam(Optimizer):

@@ -31,6 +31,17 @@ from oxmera.ops.creation import from_numpy, tensor
 __all__ = ["Optimizer", "required"]
 
 
+
+def _check_non_negative(optimizer, *labeled_values):
+    """Raise ``ValueError`` at the first ``(label, value)`` that is negative or NaN.
+
+    The one check of the optimizers' non-negative hyper-parameters, with
+    PyTorch's wording: ``"SGD: invalid momentum value: -1 (must be >= 0)"``.
+    """
+    for label, value in labeled_values:
+        if not 0.0 <= value:
+            raise ValueError(f"{optimizer}: invalid {label}: {value} (must be >= 0)")
+
 class _RequiredParameter:
     """Marks a hyper-parameter every parameter group must give (no default)."""
 

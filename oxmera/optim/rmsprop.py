@@ -6,7 +6,7 @@ accumulates ``g / (√v + ε)`` before the learning rate is applied.
 """
 import numpy as np
 
-from oxmera.optim.optimizer import Optimizer, _lerp_, _step_count
+from oxmera.optim.optimizer import _check_non_negative, Optimizer, _lerp_, _step_count
 from oxmera.ops.creation import from_numpy, tensor
 
 __all__ = ["RMSprop"]
@@ -65,17 +65,10 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, *, maximize=False):
-        if not 0.0 <= lr:
-            raise ValueError(f"RMSprop: invalid learning rate: {lr} (must be >= 0)")
-        if not 0.0 <= eps:
-            raise ValueError(f"RMSprop: invalid epsilon value: {eps} (must be >= 0)")
-        if not 0.0 <= momentum:
-            raise ValueError(f"RMSprop: invalid momentum value: {momentum} (must be >= 0)")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"RMSprop: invalid weight_decay value: {weight_decay} "
-                             f"(must be >= 0)")
-        if not 0.0 <= alpha:
-            raise ValueError(f"RMSprop: invalid alpha value: {alpha} (must be >= 0)")
+        _check_non_negative("RMSprop",
+                            ("learning rate", lr), ("epsilon value", eps),
+                            ("momentum value", momentum), ("weight_decay value", weight_decay),
+                            ("alpha value", alpha))
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)

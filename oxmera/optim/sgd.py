@@ -6,7 +6,7 @@ times it), computed on the parameters' arrays in their dtype.
 """
 import numpy as np
 
-from oxmera.optim.optimizer import Optimizer
+from oxmera.optim.optimizer import _check_non_negative, Optimizer
 from oxmera.ops.creation import from_numpy
 
 __all__ = ["SGD"]
@@ -61,12 +61,9 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False):
-        if lr < 0.0:
-            raise ValueError(f"SGD: invalid learning rate: {lr} (must be >= 0)")
-        if momentum < 0.0:
-            raise ValueError(f"SGD: invalid momentum value: {momentum} (must be >= 0)")
-        if weight_decay < 0.0:
-            raise ValueError(f"SGD: invalid weight_decay value: {weight_decay} (must be >= 0)")
+        _check_non_negative("SGD",
+                            ("learning rate", lr), ("momentum value", momentum),
+                            ("weight_decay value", weight_decay))
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError(f"SGD: Nesterov momentum requires a momentum and zero dampening "
                              f"(got momentum={momentum}, dampening={dampening})")
