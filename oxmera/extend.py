@@ -119,11 +119,8 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
     """
     def decorate(forward):
         opname = name or forward.__name__
-        params = list(inspect.signature(forward).parameters)
-        if inputs == "sequence":
-            n_inputs, input_names = -1, tuple(params[:1])
-        else:
-            n_inputs, input_names = int(inputs), tuple(params[:int(inputs)])
+        n_inputs, input_names, n_required, defaults = _tensor_parameters(opname, forward,
+                                                                         inputs)
         if save is None:
             save_mask = None
         else:
@@ -147,7 +144,7 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
             output_type.__module__ = "oxmera.return_types"
         opdef = _registry.OpDef(opname, forward, n_inputs, input_names, differentiable,
                                 save_mask, save_output, prepare, view, output_type,
-                                numpy, quiet)
+                                numpy, quiet, n_required, defaults)
 
         def public(*args, **kwargs):
             return _apply(opdef, args, kwargs)
@@ -173,6 +170,43 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         return public
 
     return decorate
+
+
+def _tensor_parameters(opname, forward, inputs):
+    """The tensor inputs a forward declares: their count, names, how many are required
+    and the defaults of the others.
+
+    The core passes the call's first ``inputs`` arguments to these parameters
+    by position, so each must be a named positional parameter of the forward
+    (not ``*args``, not keyword-only): a declaration that does not fit its
+    forward is refused here, when the op is defined, not at its first call.
+    """
+    if inputs == "sequence":
+        count = 1
+    elif isinstance(inputs, int) and not isinstance(inputs, bool) and inputs >= 0:
+        count = inputs
+    else:
+        raise TypeError(f"op {opname}: inputs must be a non-negative int or 'sequence', got "
+                        f"{inputs!r}")
+    try:
+        parameters = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"op {opname}: cannot read the forward's signature: {err}") from None
+    positional = [p for p in parameters[:count]
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < count:
+        shown = ", ".join(str(p) for p in parameters) or "no parameters"
+        raise TypeError(f"op {opname}: inputs={inputs!r} declares {count} tensor input(s), but "
+                        f"the forward's first parameters ({shown}) name only "
+                        f"{len(positional)} positional one(s); list each tensor input as a "
+                        f"named parameter (not *args)")
+    required = sum(p.default is p.empty for p in positional)
+    defaults = tuple(p.default for p in positional[required:])
+    if any(p.default is p.empty for p in positional[required:]):
+        raise TypeError(f"op {opname}: a tensor input without a default follows one with a "
+                        f"default")
+    names = tuple(p.name for p in positional)
+    return (-1 if inputs == "sequence" else count), names, required, defaults
 
 
 def _names(users):

@@ -1,12 +1,11 @@
 # The contract of the compiled core: every field and every cdef routine of
 # oxmera._core.autograd, so other Cython modules can cimport them.
+from cpython.object cimport PyObject
 
 cdef class VersionCounter:
     # Shared by a tensor, its views and its detached aliases: one counter per
     # block of memory, bumped by every in-place write to it.
     cdef Py_ssize_t value          # number of in-place writes so far
-    cdef int locks                 # live nodes that saved the output array it counts for
-    cdef bint lock_owned           # oxmera made that array read-only (and restores it)
 
 
 cdef class AutogradMeta:
@@ -26,7 +25,8 @@ cdef class Tensor:
     cdef VersionCounter _version_counter  # None until first needed (0 writes)
     cdef object _links             # None, or (view, origin): rare, so one slot (_view_of, _origin)
     cdef int _locks                # live nodes that saved this tensor for backward
-    cdef bint _lock_owned          # oxmera made _data read-only for them (and restores it)
+    cdef PyObject* _lock_entry     # the _MemoryLock of _data's memory while _locks > 0 (borrowed:
+                                   # the registry owns it; a C pointer the collector never clears)
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
@@ -47,6 +47,8 @@ cdef class OpDef:
     cdef readonly bint view        # the output may be a view of input 0
     cdef readonly object output_type    # namedtuple class for several outputs, or None
     cdef readonly object numpy_forward  # NumPy callable equal to forward on the inputs alone
+    cdef readonly Py_ssize_t n_required  # leading tensor inputs without a default
+    cdef readonly tuple input_defaults  # defaults of the tensor inputs after those
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
@@ -59,6 +61,8 @@ cdef class NodeExtras:
     cdef object creation_trace     # forward traceback kept in anomaly mode, or None
     cdef list fn_hooks             # [pre-hooks, post-hooks] of the node itself, or None
     cdef tuple next_nrs            # per input: output index in next_fns[i], when not all 0
+    cdef tuple locked              # what a custom Function saved, locked with the node: Tensors
+                                   # and (array, VersionCounter) pairs, or None
 
 
 cdef class GradFn:
@@ -77,7 +81,8 @@ cdef class GradFn:
     cdef object out_shape          # output shape (tuple of shapes when num_outputs > 1)
     cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
     cdef unsigned char released    # saved values freed by a backward without retain_graph
-    cdef unsigned char locked      # it made saved arrays read-only (released with the values)
+    cdef unsigned char locked      # it locked saved memory read-only (released with the values)
+    cdef unsigned char scalar_inputs    # a saved tensor input is a Python number (VJP gets a 0-d Tensor)
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
     cdef object __weakref__        # weakref support
@@ -86,6 +91,21 @@ cdef class GradFn:
     cdef int release(self) except -1
     cdef int check_saved(self) except -1
     cdef object _input_slot(self, Py_ssize_t i)
+
+
+cdef class _MemoryLock:
+    # One block of memory that live graphs saved for backward (internal), in the
+    # registry under the address of the object owning the memory, while count > 0.
+    cdef object key                # the registry key: the int address of owner
+    cdef object owner              # the end of the arrays' base chain (an ndarray or a buffer
+                                   # exporter), kept alive so the address stays unique
+    cdef Py_ssize_t count          # locks held: saving tensors, saved outputs, write brackets
+    cdef PyObject** lockers        # per saving tensor or saved output: the Tensor or
+                                   # VersionCounter whose version a write bumps (borrowed:
+                                   # each stays alive, held by its node, while listed)
+    cdef Py_ssize_t n_lockers      # entries used in lockers
+    cdef Py_ssize_t cap_lockers    # entries allocated
+    cdef list cleared              # arrays whose WRITEABLE flag oxmera cleared; set again at 0
 
 
 cdef bint grad_enabled() except -1

@@ -19,6 +19,7 @@ What does not
 
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 
@@ -42,6 +43,7 @@ cdef extern from "pythread.h":
     PyThread_type_lock PyThread_allocate_lock()
     int PyThread_acquire_lock(PyThread_type_lock, int) nogil
     void PyThread_release_lock(PyThread_type_lock) nogil
+    unsigned long PyThread_get_thread_ident() nogil
 
 cdef extern from *:
     """
@@ -246,6 +248,37 @@ cdef inline bint _supported_kind(object dtype):
     return dtype.kind in "biuf"
 
 
+cdef object _masked_array = np.ma.MaskedArray
+
+
+cdef object _base_ndarray(object array):
+    # Tensors hold base-class ndarrays only: a subclass changes what NumPy's
+    # functions compute (np.matrix keeps two dimensions, a MaskedArray skips
+    # masked values), so the ops would silently compute something else.
+    # np.asarray gives a base-class view sharing the memory (np.memmap too).
+    # A MaskedArray is refused: dropping its mask would silently change data.
+    if isinstance(array, _masked_array):
+        raise TypeError(
+            "oxmera tensors cannot hold a numpy.ma.MaskedArray: dropping its mask would change "
+            "the data silently; pass array.filled(fill_value) to fill the masked entries, or "
+            "array.data for the raw values")
+    return _np_asarray(array)
+
+
+cdef object _as_storage(object array):
+    # Any array-like as what a Tensor holds: a base-class ndarray of a
+    # supported dtype (used where arrays arrive without as_array's rules).
+    if type(array) is not ndarray:
+        if isinstance(array, ndarray):
+            array = _base_ndarray(array)
+        else:
+            return as_array(array)
+    if not _supported_kind(array.dtype):
+        raise TypeError(f"unsupported dtype {array.dtype}: oxmera tensors hold bool, integer or "
+                        f"floating values")
+    return array
+
+
 def as_array(data, dtype=None, bint copy=False):
     """Convert ``data`` to a ndarray with oxmera's dtype rules.
 
@@ -257,7 +290,7 @@ def as_array(data, dtype=None, bint copy=False):
     if isinstance(data, Tensor):
         arr = (<Tensor>data)._data
     elif isinstance(data, ndarray):
-        arr = data
+        arr = data if type(data) is ndarray else _base_ndarray(data)
     elif isinstance(data, _np_generic):
         arr = _np_asarray(data)
         fresh = True
@@ -299,8 +332,13 @@ def as_array(data, dtype=None, bint copy=False):
 # The three classes (and the version counter they share)
 # ---------------------------------------------------------------------------
 
+_NOT_COPYABLE = ("{} objects cannot be copied or pickled: they belong to the graph (or the "
+                 "tensor) the engine made them for")
+
+
 @cython.final
 @cython.freelist(64)
+@cython.auto_pickle(False)
 cdef class VersionCounter:
     """Counts in-place writes to one block of memory; shared by its views."""
 
@@ -308,10 +346,14 @@ cdef class VersionCounter:
     def value(self):
         return self.value
 
+    def __reduce__(self):
+        raise TypeError(_NOT_COPYABLE.format("VersionCounter"))
+
 
 @cython.final
 @cython.freelist(256)
 @cython.trashcan(True)
+@cython.auto_pickle(False)
 cdef class AutogradMeta:
     """Autograd state of one tensor that requires grad (internal).
 
@@ -333,6 +375,9 @@ cdef class AutogradMeta:
     def __repr__(self):
         return (f"AutogradMeta(requires_grad={bool(self.requires_grad)}, "
                 f"grad_fn={self.grad_fn!r}, output_nr={self.output_nr})")
+
+    def __reduce__(self):
+        raise TypeError(_NOT_COPYABLE.format("AutogradMeta"))
 
 
 cdef inline AutogradMeta _new_meta(GradFn grad_fn, Py_ssize_t output_nr):
@@ -366,7 +411,13 @@ cdef Tensor wrap_array(object array):
 
 
 def _wrap(array):
-    """Python-callable twin of ``wrap_array``: a Tensor around ``array``, no copy."""
+    """Python-callable twin of ``wrap_array``: a Tensor around ``array``, no copy.
+
+    ``array`` may be anything ``as_tensor`` takes; it becomes a base-class
+    ndarray of a supported dtype (sharing memory where it can).
+    """
+    array = _as_storage(array)
+    _adopt(array)
     return wrap_array(array)
 
 
@@ -481,12 +532,24 @@ cdef class Tensor:
         return apply_op(<OpDef>op, (self,), None)
 
     def __init__(self, data=None, dtype=None, requires_grad=False):
+        if self._locks:
+            # The graph that saved this tensor reads its values at backward
+            # time, and its memory is locked under the old array.
+            raise RuntimeError(
+                f"Tensor.__init__(): this tensor (shape {self._data.shape}) is saved for "
+                f"backward by a live graph, which needs its values; it cannot be re-initialized "
+                f"(make a new tensor instead)")
         if data is None:
             data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
-        self._data = as_array(data, dtype, copy=True)
+        array = as_array(data, dtype, copy=True)
         if requires_grad:
-            _check_can_require_grad(self._data.dtype)
-            self._meta = _new_meta(None, 0)
+            _check_can_require_grad(array.dtype)
+        # A second __init__ makes a new leaf: nothing of the old state is kept
+        # (history, view links and version counter described other memory).
+        self._data = array
+        self._meta = _new_meta(None, 0) if requires_grad else None
+        self._links = None
+        self._version_counter = None
 
     # -- the array and its description ------------------------------------
 
@@ -561,12 +624,12 @@ cdef class Tensor:
         """
         if not force and self._meta is not None and self._meta.requires_grad:
             raise RuntimeError(_NUMPY_WITH_GRAD)
-        return self._data
+        return _exposed(self)
 
     def __array__(self, dtype=None, copy=None):
         if self._meta is not None and self._meta.requires_grad:
             raise RuntimeError(_NUMPY_WITH_GRAD)
-        arr = self._data
+        arr = _exposed(self)
         if dtype is not None and arr.dtype != dtype:
             if copy is False:
                 raise ValueError(f"Unable to avoid copy while creating an array as requested: "
@@ -613,7 +676,8 @@ cdef class Tensor:
         return format(repr(self), spec)
 
     def __reduce__(self):
-        return (_rebuild_tensor, (type(self), self._data, self.requires_grad))
+        return (_rebuild_tensor, (type(self), self._data, self.requires_grad,
+                                  _is_writeable(self._data)))
 
     def __repr__(self):
         arr = self._data
@@ -808,7 +872,14 @@ cdef class Tensor:
 
     @data.setter
     def data(self, value):
-        self._data = as_array(value)
+        if self._locks:
+            raise RuntimeError(
+                f"cannot assign .data of a tensor (shape {self._data.shape}) that a live graph "
+                f"saved for backward: the gradient needs the values it had; run backward (or "
+                f"drop the graph) first, or assign to a new tensor")
+        array = as_array(value)
+        _adopt(array)
+        self._data = array
 
     @property
     def _version(self):
@@ -816,9 +887,16 @@ cdef class Tensor:
         return 0 if self._version_counter is None else self._version_counter.value
 
     def _bump_version(self):
-        """Record one in-place write (for in-place ops)."""
+        """Record one in-place write (for in-place ops).
+
+        Every graph that saved this memory sees it: the versions of the
+        tensors it saved over it are bumped too, when they count writes
+        apart from this one (``as_tensor`` twice over one array, ``.data``).
+        """
         cdef VersionCounter counter = _counter_of(self)
         counter.value += 1
+        if _memory_locks:
+            _bump_savers(self._data, counter)
 
     def _share_version_counter(self, Tensor base):
         """Make this tensor count writes together with ``base`` (it is a view of it)."""
@@ -907,10 +985,27 @@ cdef class Tensor:
                      inputs, False, True)
 
 
-def _rebuild_tensor(cls, array, requires_grad):
-    cdef Tensor t = cls.__new__(cls)
+def _rebuild_tensor(cls, array, requires_grad, writeable=None):
+    """Unpickling (and the ``copy`` module): a tensor of type ``cls`` over ``array``.
+
+    ``writeable`` says whether the pickled array was writeable apart from
+    oxmera's lock on saved memory: a pickle (protocol 5 keeps the flag) must
+    not make a copy of a saved tensor read-only for good.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"_rebuild_tensor(): {cls!r} is not a Tensor type")
+    cdef Tensor t
+    array = _as_storage(array)
+    if writeable and not _is_writeable(array):
+        try:
+            array.flags.writeable = True
+        except ValueError:          # over read-only memory (a bytes object): copy
+            array = array.copy()
+    _adopt(array)
+    t = cls.__new__(cls)
     t._data = array
     if requires_grad:
+        _check_can_require_grad(array.dtype)
         t._meta = _new_meta(None, 0)
     return t
 
@@ -975,7 +1070,16 @@ cdef class OpDef:
 
     def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
-                 output_type, numpy_forward=None, bint quiet=False):
+                 output_type, numpy_forward=None, bint quiet=False, n_required=None,
+                 tuple input_defaults=None):
+        if self.forward is not None:
+            raise TypeError(f"OpDef {self.name!r} is built already: an op's definition cannot "
+                            f"change under the nodes recorded with it")
+        n_required, input_defaults = _check_opdef(name, forward, n_inputs, input_names,
+                                                  save_mask, prepare, output_type, numpy_forward,
+                                                  n_required, input_defaults)
+        self.n_required = n_required
+        self.input_defaults = input_defaults
         self.name = name
         self.backward_name = backward_name(name)
         self.forward = forward
@@ -997,6 +1101,55 @@ cdef class OpDef:
         kind = "differentiable" if self.differentiable else "non-differentiable"
         return f"<op {self.name} ({kind})>"
 
+    def __reduce__(self):
+        raise TypeError(_NOT_COPYABLE.format("OpDef"))
+
+
+cdef tuple _check_opdef(str name, forward, Py_ssize_t n_inputs, tuple input_names,
+                        tuple save_mask, prepare, output_type, numpy_forward, n_required,
+                        tuple input_defaults):
+    # The core indexes the call's arguments, the save mask and the edges by
+    # these numbers in C, unchecked: a declaration that does not fit must
+    # never get as far as a call.
+    cdef Py_ssize_t slots, required
+    if not name:
+        raise TypeError("OpDef: an op needs a name (a non-empty str)")
+    if not callable(forward):
+        raise TypeError(f"op {name}: forward must be callable, got {type(forward).__name__}")
+    for what, fn in (("prepare", prepare), ("output_type", output_type),
+                     ("numpy_forward", numpy_forward)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"op {name}: {what} must be callable or None, got "
+                            f"{type(fn).__name__}")
+    if n_inputs < -1:
+        raise ValueError(f"op {name}: n_inputs must be -1 (a sequence of tensors) or >= 0, "
+                         f"got {n_inputs}")
+    slots = 1 if n_inputs < 0 else n_inputs
+    if input_names is None or len(input_names) != slots or not all(
+            type(n) is str for n in input_names):
+        raise ValueError(f"op {name}: {slots} tensor input(s) need {slots} parameter name(s), "
+                         f"got {input_names!r}")
+    if save_mask is not None:
+        if len(save_mask) != slots:
+            raise ValueError(f"op {name}: the save mask has {len(save_mask)} entries for "
+                             f"{slots} tensor input(s) {input_names}")
+        for entry in save_mask:
+            if type(entry) is bool:
+                continue
+            if (n_inputs < 0 or type(entry) is not tuple
+                    or not all(type(j) is int and 0 <= j < slots for j in entry)):
+                raise ValueError(f"op {name}: a save mask entry is True, False or a tuple of "
+                                 f"input indices in range({slots}), got {entry!r}")
+    required = slots if n_required is None else n_required
+    if required < 0 or required > slots:
+        raise ValueError(f"op {name}: n_required must be in [0, {slots}], got {n_required}")
+    if input_defaults is None:
+        input_defaults = (None,) * (slots - required)
+    if len(input_defaults) != slots - required:
+        raise ValueError(f"op {name}: {slots - required} input default(s) expected, got "
+                         f"{len(input_defaults)}")
+    return required, input_defaults
+
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
@@ -1006,8 +1159,13 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 
 @cython.final
+@cython.no_gc_clear     # holds what a Function's node locked: see GradFn
+@cython.auto_pickle(False)
 cdef class NodeExtras:
     """The rarely used parts of a node: hooks, retained outputs, anomaly trace (internal)."""
+
+    def __reduce__(self):
+        raise TypeError(_NOT_COPYABLE.format("NodeExtras"))
 
 
 cdef inline tuple _input_nrs(GradFn node):
@@ -1025,6 +1183,13 @@ cdef NodeExtras _extras_of(GradFn node):
 @cython.final
 @cython.freelist(256)
 @cython.trashcan(True)
+# The collector never clears a node's fields: when a node is in a reference
+# cycle (a hook capturing a tensor, a create_graph gradient on a leaf), what it
+# saved must still be there when it is freed, so the memory it locked is
+# unlocked. Its cycles are broken by clearing the other objects in them (a
+# tensor's meta, a hook's closure), which every such cycle passes through.
+@cython.no_gc_clear
+@cython.auto_pickle(False)
 cdef class GradFn:
     """One node of the tape: sends an op's output gradients to its inputs.
 
@@ -1043,15 +1208,25 @@ cdef class GradFn:
     'MulBackward'
     """
 
+    def __init__(self, *args, **kwargs):
+        raise TypeError("GradFn nodes cannot be made by hand: the engine makes one when an op "
+                        "runs on tensors that require grad (see Tensor.grad_fn); define new ops "
+                        "with oxmera.extend.op or oxmera.autograd.Function")
+
+    def __reduce__(self):
+        raise TypeError(_NOT_COPYABLE.format("GradFn"))
+
     @property
     def name(self):
         """The readable name, e.g. ``MulBackward``."""
-        return self.op.backward_name
+        return _node_name(self)
 
     @property
     def next_functions(self):
         """Per input: ``(node, output_nr)``; ``AccumulateGrad`` for leaves, ``None`` if no grad."""
         out = []
+        if self.next_fns is None:
+            return ()
         for i, fn in enumerate(self.next_fns):
             if isinstance(fn, Tensor):
                 out.append((AccumulateGrad(fn), 0))
@@ -1068,6 +1243,8 @@ cdef class GradFn:
         cdef tuple flags
         # Derived from the edges at each use (a node holds no tuple for it,
         # which keeps every node of a deep graph smaller), filled in place.
+        if self.next_fns is None:
+            return ()
         n = len(self.next_fns)
         flags = PyTuple_New(n)
         for i in range(n):
@@ -1086,7 +1263,7 @@ cdef class GradFn:
         if self.released:
             raise RuntimeError(_FREED)
         if self.saved_output is None:
-            raise RuntimeError(f"{self.op.backward_name}: the op did not declare save_output=True")
+            raise RuntimeError(f"{_node_name(self)}: the op did not declare save_output=True")
         if self.num_outputs == 1:
             return self._rebuild_output(self.saved_output, self.output_counter, 0)
         return tuple(self._rebuild_output(a, c, i) for i, (a, c) in
@@ -1111,7 +1288,7 @@ cdef class GradFn:
         return _expected_dtype(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
 
     def __repr__(self):
-        return f"<{self.op.backward_name} object at {<size_t><void*>self:#x}>"
+        return f"<{_node_name(self)} object at {<size_t><void*>self:#x}>"
 
     def register_prehook(self, hook):
         """Register ``hook(grad_outputs)`` to run before this node's VJP.
@@ -1154,7 +1331,7 @@ cdef class GradFn:
 
     def _add_fn_hook(self, Py_ssize_t which, hook):
         if not callable(hook):
-            raise TypeError(f"{self.op.backward_name}: a hook must be callable, got "
+            raise TypeError(f"{_node_name(self)}: a hook must be callable, got "
                             f"{type(hook).__name__}")
         extras = _extras_of(self)
         if extras.fn_hooks is None:
@@ -1177,7 +1354,45 @@ cdef class GradFn:
     def _rebuild(self, array, Py_ssize_t output_nr):
         """A tensor for output ``output_nr`` with ``array`` as its values, attached
         to this node when grad mode is on (what ``ctx.output`` is made of)."""
-        return self._rebuild_output(array, None, output_nr)
+        if self.op is None:
+            raise RuntimeError(_EMPTY_NODE)
+        if output_nr < 0 or output_nr >= self.num_outputs:
+            raise IndexError(f"{_node_name(self)}: output {output_nr} is out of range for a "
+                             f"node with {self.num_outputs} outputs")
+        return self._rebuild_output(_as_storage(array), None, output_nr)
+
+    def _lock_saved(self, tuple saved):
+        """Keep what a custom Function saved read-only while this node holds its values.
+
+        ``saved`` holds Tensors (saved inputs) and ``(array, tensor)`` pairs
+        (a saved output's array and the output tensor counting its writes).
+        Unlocked when the node frees its saved values or is freed.
+        """
+        cdef list entries = []
+        if self.op is None:
+            raise RuntimeError(_EMPTY_NODE)
+        if self.released:
+            raise RuntimeError(_FREED)
+        if self.extras is not None and self.extras.locked is not None:
+            raise RuntimeError(f"{_node_name(self)}: its saved values are locked already")
+        for item in saved:
+            if isinstance(item, Tensor):
+                entries.append(item)
+            elif (type(item) is tuple and len(<tuple>item) == 2 and cnp.PyArray_Check(item[0])
+                  and isinstance(item[1], Tensor)):
+                entries.append((item[0], _counter_of(<Tensor>item[1])))
+            else:
+                raise TypeError(f"{_node_name(self)}._lock_saved(): expected Tensors and "
+                                f"(ndarray, Tensor) pairs, got {type(item).__name__}")
+        if not OXMERA_LOCKS_COMPILED or not entries:
+            return
+        _extras_of(self).locked = tuple(entries)
+        for item in entries:
+            if isinstance(item, Tensor):
+                _lock_tensor(<Tensor>item)
+            else:
+                _lock_array(item[0], <VersionCounter>item[1])
+        self.locked = True
 
     cdef int release(self) except -1:
         if self.locked:
@@ -1223,6 +1438,17 @@ cdef class GradFn:
         if self.op.n_inputs < 0:
             return self.args[0][i]
         return self.args[i]
+
+
+_EMPTY_NODE = ("this GradFn was not made by the engine (GradFn.__new__ from Python): it "
+               "belongs to no graph")
+
+
+cdef object _node_name(GradFn node):
+    # The node's name; a node made by GradFn.__new__ from Python has no op.
+    if node.op is None:
+        return _Name("GradFn")
+    return node.op.backward_name
 
 
 cdef object _input_edge(GradFn node, Py_ssize_t i):
@@ -1340,10 +1566,13 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     cdef Py_ssize_t n = op.n_inputs
     cdef Py_ssize_t i, nargs
     cdef int num
-    cdef bint recording = False, any_array = False
-    cdef tuple fargs
+    cdef bint recording = False, any_array = False, any_raw = False
+    cdef tuple fargs, arrays
     cdef list slots
     cdef Tensor t
+    if op.forward is None:
+        raise TypeError("apply_op(): this OpDef was not built (OpDef.__new__ from Python); "
+                        "define ops with oxmera.extend.op")
     if n < 0:
         return _apply_sequence_op(op, args, kwargs)
     nargs = len(args)
@@ -1372,21 +1601,29 @@ def apply_op(OpDef op, tuple args, dict kwargs):
                 # subclasses float): they must not upcast a float32 tensor.
                 v = v.item()
             elif isinstance(v, ndarray):
+                if type(v) is not ndarray:
+                    v = _base_ndarray(v)        # np.matrix, memmap...: see _base_ndarray
                 num = cnp.PyArray_TYPE(<cnp.ndarray>v)
                 if not (cnp.PyTypeNum_ISBOOL(num) or cnp.PyTypeNum_ISINTEGER(num)
                         or cnp.PyTypeNum_ISFLOAT(num)):
                     raise TypeError(f"{op.name}(): unsupported dtype {(<object>v).dtype}")
                 any_array = True
+                any_raw = True
             elif v is not None and not _is_python_scalar(v):
                 v = as_array(v)
                 any_array = True
+                any_raw = True
         Py_INCREF(v)
         PyTuple_SET_ITEM(fargs, i, v)
     if n and not any_array:
         # Only Python numbers: they make a tensor by the §2 dtype rules.
         fargs = tuple([v if v is None else as_array(v) for v in fargs[:n]]) + fargs[n:]
+    arrays = fargs                          # the inputs as arrays, before any promotion
     if n and _needs_prepare(op, fargs, n):
         slots = op.prepare(list(fargs[:n]))
+        if type(slots) is not list or len(slots) != n:
+            raise TypeError(f"{op.name}(): its prepare step returned "
+                            f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
         fargs = tuple(slots) + fargs[n:]
     if op.quiet:
         # PyTorch never warns about inf/nan results; NumPy would. This is
@@ -1415,10 +1652,14 @@ def apply_op(OpDef op, tuple args, dict kwargs):
         origin = (("no_grad" if op.differentiable else "non-differentiable"), op.name)
     else:
         origin = None
+    if recording and any_raw:
+        values = _tensor_inputs(args, arrays, n)
+    else:
+        values = args
     if type(out) is tuple:
         outputs = tuple([_output_tensor(o) for o in out])
         if recording:
-            _record(op, args, n, args, kwargs, outputs, False)
+            _record(op, values, n, args, kwargs, outputs, False)
         if op.view and n:
             _share_counters(args[0], outputs, op, args, kwargs)
         if origin is not None:
@@ -1434,11 +1675,29 @@ def apply_op(OpDef op, tuple args, dict kwargs):
     if op.view and n and isinstance(args[0], Tensor) and _is_view_of(out, fargs[0]):
         t._version_counter = _counter_of(<Tensor>args[0])
         _set_links(t, _view_entry(<Tensor>args[0], op, args, kwargs), None)
+        if _memory_locks:
+            _adopt(out)
     if recording:
-        _record(op, args, n, args, kwargs, (t,), False)
+        _record(op, values, n, args, kwargs, (t,), False)
     elif origin is not None:
         _set_links(t, _view_info(t), origin)
     return t
+
+
+cdef tuple _tensor_inputs(tuple args, tuple arrays, Py_ssize_t n):
+    # The call's tensor inputs as the node keeps them: an array or list given
+    # for a tensor input becomes a Tensor (of the array the forward got), so
+    # every VJP receives Tensors (x @ np.ones(2) included) and the node locks
+    # the array like any saved tensor. Python numbers stay numbers here (the
+    # VJP gets them as 0-d tensors: _vjp_args).
+    cdef Py_ssize_t i
+    cdef list values = list(args[:n])
+    for i in range(n):
+        v = values[i]
+        if v is not None and not isinstance(v, Tensor) and not _is_python_scalar(v) \
+                and not isinstance(v, _np_generic):
+            values[i] = wrap_array(arrays[i])
+    return tuple(values)
 
 
 def record_function(OpDef op, tuple inputs, tuple outputs, tuple extra):
@@ -1576,7 +1835,11 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
     cdef Tensor t
     cdef list values, arrays
     if len(args) == 0:
-        raise TypeError(f"{op.name}() missing its sequence of tensors")
+        if kwargs is None or op.input_names[0] not in kwargs:
+            raise TypeError(f"{op.name}() missing 1 required positional argument: "
+                            f"{op.input_names[0]!r} (a sequence of tensors)")
+        kwargs = dict(kwargs)
+        args = (kwargs.pop(op.input_names[0]),)
     seq = args[0]
     if isinstance(seq, (Tensor, ndarray)):
         raise TypeError(f"{op.name}(): expected a sequence of tensors, got a single "
@@ -1595,9 +1858,12 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
                 recording = True
         else:
             arrays[i] = as_array(v)
-            values[i] = arrays[i]
+            values[i] = wrap_array(arrays[i])     # the VJP gets Tensors (see _tensor_inputs)
     if count and _needs_prepare(op, tuple(arrays), count):
         arrays = op.prepare(arrays)
+        if type(arrays) is not list or len(arrays) != count:
+            raise TypeError(f"{op.name}(): its prepare step returned "
+                            f"{type(arrays).__name__} for {count} inputs; expected a list")
     try:
         if kwargs:
             out = op.forward(arrays, *args[1:], **kwargs)
@@ -1646,18 +1912,36 @@ cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
                 _set_links(<Tensor>o, (None, ((op, args[1:], kwargs),)), None)
+                _adopt((<Tensor>o)._data)
     return 0
 
 
 cdef tuple _inputs_from_kwargs(OpDef op, tuple args, dict kwargs):
-    # Tensor inputs given by keyword (``clamp(x, min=t)``) join the positional ones.
+    # Tensor inputs given by keyword (``clamp(x, min=t)``) join the positional
+    # ones; one not given takes its default, or is missing, as Python says.
+    cdef Py_ssize_t i
     cdef list full = list(args)
+    cdef list missing = []
     names = op.input_names
-    for name in names[len(args):]:
+    for i in range(len(args), op.n_inputs):
+        name = names[i]
         if kwargs is not None and name in kwargs:
             full.append(kwargs[name])
+        elif i >= op.n_required:
+            full.append(op.input_defaults[i - op.n_required])
         else:
-            full.append(None)
+            missing.append(name)
+    if missing:
+        # Python's own wording: 'a', 'a' and 'b', 'a', 'b', and 'c'
+        names = [repr(m) for m in missing]
+        if len(names) == 1:
+            listed = names[0]
+        elif len(names) == 2:
+            listed = f"{names[0]} and {names[1]}"
+        else:
+            listed = ", ".join(names[:len(names) - 1]) + ", and " + names[len(names) - 1]
+        raise TypeError(f"{op.name}() missing {len(missing)} required positional "
+                        f"argument{'s' if len(missing) > 1 else ''}: {listed}")
     return tuple(full)
 
 
@@ -1710,10 +1994,16 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             saved = (None,) * n
         node.args = (saved,) + args[1:]
     elif save_mask is None:
-        node.args = args
+        node.args = args if values is args else tuple(values) + args[n:]
     else:
         kept = [values[i] if _keeps(save_mask[i], next_fns) else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
+    if not sequence:
+        for i in range(n):
+            v = node.args[i]
+            if v is not None and not isinstance(v, Tensor):
+                node.scalar_inputs = True       # the VJP gets it as a 0-d Tensor (_vjp_args)
+                break
     node.kwargs = kwargs if kwargs else None
     node.num_outputs = len(outputs)
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
@@ -1730,7 +2020,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             node.output_counter = _counter_of(t)
             node.output_version = (<VersionCounter>node.output_counter).value
             if OXMERA_LOCKS_COMPILED:
-                _lock_counter(<VersionCounter>node.output_counter, t._data)
+                _lock_array(t._data, <VersionCounter>node.output_counter)
                 node.locked = True
     else:
         node.out_shape = tuple([(<Tensor>o)._data.shape for o in outputs])
@@ -1745,62 +2035,227 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             node.output_version = _counter_sum(node.output_counter)
             if OXMERA_LOCKS_COMPILED:
                 for i in range(node.num_outputs):
-                    _lock_counter(<VersionCounter>node.output_counter[i], node.saved_output[i])
+                    _lock_array(node.saved_output[i], <VersionCounter>node.output_counter[i])
                 node.locked = True
     if OXMERA_LOCKS_COMPILED and _lock_inputs(node):
         node.locked = True
     return 0
 
 
-# -- mutation safety: saved arrays are read-only while their graph lives -----
+# -- mutation safety: memory saved for backward is read-only while its graph lives --
 #
 # PyTorch's version counter sees in-place ops, not writes through NumPy
 # (t.numpy()[0] = 5, or into the array given to from_numpy), which then give
-# silently wrong gradients. oxmera clears NumPy's WRITEABLE flag of every array
-# a node saves, for as long as the node keeps it, so such writes raise. The
-# count lives on the saving tensor (inputs) or on the output's version counter
-# (outputs, which the node holds only as arrays); only a flag oxmera cleared is
-# set again. oxmera's own in-place ops still write (they bump versions, and a
-# backward that needs the old values raises as in PyTorch): _begin_write.
+# silently wrong gradients. oxmera clears NumPy's WRITEABLE flag of the arrays
+# over memory a node saved, for as long as the node keeps it, so such writes
+# raise.
+#
+# The lock is counted per block of memory, not per tensor: tensors share memory
+# in many ways (detach, views, from_numpy or as_tensor twice over one array,
+# copy.copy, .data), and a graph that saved one of them needs the memory
+# unchanged whichever tensor writes to it. A block of memory is named by the
+# object at the end of the arrays' base chain (the ndarray owning the data, or
+# the buffer exporter a NumPy array was made over), and _memory_locks maps its
+# address to a _MemoryLock holding the count, the arrays whose flag oxmera
+# cleared (set again, and only those, when the count falls to zero) and the
+# savers whose versions a write must bump.
+#
+# oxmera's own in-place ops still write (_begin_write/_end_write lift the flag
+# for the write and hold a lock meanwhile, so the graph dying mid-write cannot
+# leave the state half restored); every write bumps the version of each saver of
+# the memory (Tensor._bump_version), so a backward needing the old values raises
+# as in PyTorch, even when the writer shares no version counter with the saver.
+#
+# Limits: a NumPy view the user made of the memory before it was locked keeps
+# its own flag (NumPy keeps no list of an array's views). Arrays oxmera hands out
+# (numpy(), __array__, DLPack) while the memory is locked are made read-only
+# then, and views oxmera makes of locked memory are given back their flag with it.
 
-cdef inline void _lock_tensor(Tensor t) noexcept:
+cdef dict _memory_locks = {}      # int address of a memory's owner -> its _MemoryLock
+
+
+@cython.final
+@cython.freelist(64)
+@cython.no_gc        # holds arrays, a buffer owner and borrowed pointers: it closes no cycle
+@cython.auto_pickle(False)
+cdef class _MemoryLock:
+    """The lock of one block of memory saved for backward (internal).
+
+    Listed in the core's registry while a live graph saved a tensor over the
+    memory; one made by hand is in no registry and locks nothing.
+    """
+
+    def __dealloc__(self):
+        if self.lockers != NULL:
+            PyMem_Free(self.lockers)
+            self.lockers = NULL
+
+    def __reduce__(self):
+        raise TypeError("a memory lock cannot be copied or pickled: it belongs to the graph "
+                        "that saved the memory")
+
+    @property
+    def count(self):
+        """Locks held on the memory (0 for one not in the registry)."""
+        return self.count
+
+
+cdef inline object _memory_owner(object array):
+    # The end of the base chain: the ndarray owning the data, or the object
+    # whose buffer the chain's last array was made over (bytes, mmap, ...).
+    cdef PyObject* base
+    obj = array
+    while cnp.PyArray_Check(obj):
+        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
+        if base == NULL:
+            return obj
+        obj = <object>base
+    if type(obj) is memoryview:
+        # np.frombuffer keeps a memoryview per array: the memory is its exporter's.
+        exporter = (<memoryview>obj).obj
+        if exporter is not None:
+            return exporter
+    return obj
+
+
+cdef inline object _find_lock(object array):
+    # The _MemoryLock of the memory behind ``array``, or None when not locked.
+    if not _memory_locks:
+        return None
+    owner = _memory_owner(array)
+    return _memory_locks.get(<size_t><void*>owner)
+
+
+cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
+    if entry.cleared is None:
+        return False
+    for obj in entry.cleared:
+        if obj is array:
+            return True
+    return False
+
+
+cdef int _clear_chain(_MemoryLock entry, object array) except -1:
+    # Clear the WRITEABLE flag of ``array`` and of every array between it and
+    # the owner that still has it, remembering each: those are the flags the
+    # last unlock sets again.
+    cdef PyObject* base
+    obj = array
+    while cnp.PyArray_Check(obj):
+        if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
+            cnp.PyArray_CLEARFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
+            if entry.cleared is None:
+                entry.cleared = [obj]
+            else:
+                entry.cleared.append(obj)
+        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
+        if base == NULL:
+            break
+        obj = <object>base
+    return 0
+
+
+cdef _MemoryLock _acquire_memory(object array):
+    # One more lock on the memory behind ``array`` (an ndarray), made read-only.
+    cdef _MemoryLock entry
+    owner = _memory_owner(array)
+    key = <size_t><void*>owner
+    found = _memory_locks.get(key)
+    if found is None:
+        entry = _MemoryLock.__new__(_MemoryLock)
+        entry.key = key
+        entry.owner = owner
+        _memory_locks[key] = entry
+    else:
+        entry = <_MemoryLock>found
+    entry.count += 1
+    _clear_chain(entry, array)
+    return entry
+
+
+cdef int _release_memory(_MemoryLock entry) except -1:
+    # One lock less; the last one gives back every flag oxmera cleared.
+    cdef list cleared
+    entry.count -= 1
+    if entry.count > 0:
+        return 0
+    cleared = entry.cleared
+    entry.cleared = None
+    if cleared is not None:
+        for obj in cleared:
+            cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
+    if _memory_locks.get(entry.key) is entry:
+        del _memory_locks[entry.key]
+    return 0
+
+
+cdef int _add_locker(_MemoryLock entry, PyObject* saver) except -1:
+    cdef Py_ssize_t cap
+    cdef PyObject** grown
+    if entry.n_lockers == entry.cap_lockers:
+        cap = 2 if entry.cap_lockers == 0 else 2 * entry.cap_lockers
+        grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
+        if grown == NULL:
+            raise MemoryError()
+        entry.lockers = grown
+        entry.cap_lockers = cap
+    entry.lockers[entry.n_lockers] = saver
+    entry.n_lockers += 1
+    return 0
+
+
+cdef void _remove_locker(_MemoryLock entry, PyObject* saver) noexcept:
+    cdef Py_ssize_t i
+    for i in range(entry.n_lockers - 1, -1, -1):
+        if entry.lockers[i] == saver:
+            entry.n_lockers -= 1
+            entry.lockers[i] = entry.lockers[entry.n_lockers]
+            return
+
+
+cdef int _lock_tensor(Tensor t) except -1:
+    # A node saved ``t``: its memory stays read-only while the node keeps it.
+    # (A NumPy scalar has no flags: only arrays are locked.)
+    cdef _MemoryLock entry
     if t._locks == 0:
-        # (a NumPy scalar has no flags to clear: only arrays are locked)
-        t._lock_owned = (cnp.PyArray_Check(t._data)
-                         and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>t._data))
-        if t._lock_owned:
-            cnp.PyArray_CLEARFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
+        if not cnp.PyArray_Check(t._data):
+            return 0
+        entry = _acquire_memory(t._data)
+        _add_locker(entry, <PyObject*>t)
+        t._lock_entry = <PyObject*>entry
     t._locks += 1
+    return 0
 
 
-cdef inline void _unlock_tensor(Tensor t) noexcept:
+cdef int _unlock_tensor(Tensor t) except -1:
+    cdef _MemoryLock entry
     if t._locks <= 0:
-        return
+        return 0
     t._locks -= 1
-    if t._locks == 0 and t._lock_owned:
-        t._lock_owned = False
-        # The garbage collector may have cleared _data already (a cycle).
-        if cnp.PyArray_Check(t._data):
-            cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
+    if t._locks or t._lock_entry == NULL:
+        return 0
+    entry = <_MemoryLock>t._lock_entry
+    t._lock_entry = NULL
+    _remove_locker(entry, <PyObject*>t)
+    _release_memory(entry)
+    return 0
 
 
-cdef inline void _lock_counter(VersionCounter c, object array) noexcept:
-    if c.locks == 0:
-        c.lock_owned = (cnp.PyArray_Check(array)
-                        and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array))
-        if c.lock_owned:
-            cnp.PyArray_CLEARFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
-    c.locks += 1
+cdef int _lock_array(object array, VersionCounter counter) except -1:
+    # A node saved an output ``array``, whose writes ``counter`` counts.
+    if cnp.PyArray_Check(array):
+        _add_locker(_acquire_memory(array), <PyObject*>counter)
+    return 0
 
 
-cdef inline void _unlock_counter(VersionCounter c, object array) noexcept:
-    if c.locks <= 0:
-        return
-    c.locks -= 1
-    if c.locks == 0 and c.lock_owned:
-        c.lock_owned = False
-        if cnp.PyArray_Check(array):
-            cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>array, cnp.NPY_ARRAY_WRITEABLE)
+cdef int _unlock_array(object array, VersionCounter counter) except -1:
+    if not cnp.PyArray_Check(array):
+        return 0
+    found = _find_lock(array)
+    if found is not None:
+        _remove_locker(<_MemoryLock>found, <PyObject*>counter)
+        _release_memory(<_MemoryLock>found)
+    return 0
 
 
 cdef bint _lock_inputs(GradFn node) except -1:
@@ -1817,75 +2272,206 @@ cdef bint _lock_inputs(GradFn node) except -1:
 
 
 cdef int _unlock_saved(GradFn node) except -1:
-    # Also runs from __dealloc__, where, if the node was in a reference cycle,
-    # the garbage collector may have cleared fields (None) and emptied tuples
-    # (NULL items): read the tuples' items as raw pointers and skip NULLs.
+    # Also runs from __dealloc__. GradFn and NodeExtras are never cleared by
+    # the garbage collector (no_gc_clear), so what the node locked is still
+    # there to unlock, even when the node was in a reference cycle.
     cdef Py_ssize_t i, n
-    cdef PyObject* item
     node.locked = False
     if node.op is None or node.next_fns is None or type(node.args) is not tuple:
-        return 0
-    n = PyTuple_GET_SIZE(node.next_fns)
-    args = node.args
-    if node.op.n_inputs < 0:
-        if PyTuple_GET_SIZE(args) == 0:
-            return 0
-        item = PyTuple_GET_ITEM(args, 0)
-        if item == NULL or type(<object>item) is not tuple:
-            return 0
-        args = <object>item
-    n = min(n, PyTuple_GET_SIZE(args))
+        args = ()
+    else:
+        args = node.args
+        if node.op.n_inputs < 0:
+            args = args[0] if len(args) and type(args[0]) is tuple else ()
+    n = min(len(node.next_fns) if node.next_fns is not None else 0, len(args))
     for i in range(n):
-        item = PyTuple_GET_ITEM(args, i)
-        if item != NULL and isinstance(<object>item, Tensor):
-            _unlock_tensor(<Tensor><object>item)
+        item = args[i]
+        if isinstance(item, Tensor):
+            _unlock_tensor(<Tensor>item)
     saved = node.saved_output
     counter = node.output_counter
-    if saved is None or counter is None:
-        return 0
-    if node.num_outputs == 1:
-        if isinstance(counter, VersionCounter):
-            _unlock_counter(<VersionCounter>counter, saved)
-    elif type(saved) is tuple and type(counter) is tuple:
-        for i in range(min(PyTuple_GET_SIZE(saved), PyTuple_GET_SIZE(counter))):
-            item = PyTuple_GET_ITEM(counter, i)
-            if item != NULL and isinstance(<object>item, VersionCounter):
-                if PyTuple_GET_ITEM(saved, i) != NULL:
-                    _unlock_counter(<VersionCounter><object>item,
-                                    <object>PyTuple_GET_ITEM(saved, i))
+    if saved is not None and counter is not None:
+        if node.num_outputs == 1:
+            if isinstance(counter, VersionCounter):
+                _unlock_array(saved, <VersionCounter>counter)
+        elif type(saved) is tuple and type(counter) is tuple:
+            for i in range(min(len(<tuple>saved), len(<tuple>counter))):
+                if isinstance((<tuple>counter)[i], VersionCounter):
+                    _unlock_array((<tuple>saved)[i], <VersionCounter>(<tuple>counter)[i])
+    if node.extras is not None and node.extras.locked is not None:
+        locked = node.extras.locked
+        node.extras.locked = None
+        for item in locked:
+            if isinstance(item, Tensor):
+                _unlock_tensor(<Tensor>item)
+            else:
+                _unlock_array(item[0], <VersionCounter>item[1])
     return 0
 
 
-cdef bint _locked_by_oxmera(Tensor t) except -1:
-    if t._locks > 0 and t._lock_owned:
-        return True
-    if t._version_counter is not None and t._version_counter.locks > 0:
-        return True
-    view = _view_info(t)
-    if view is not None and view[0] is not None:
-        return _locked_by_oxmera(<Tensor>view[0])
+cdef bint _has_overlap(object array) noexcept:
+    # A broadcast view: several elements at one address (read-only by design).
+    cdef int i
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
+    cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(<cnp.ndarray>array)
+    for i in range(cnp.PyArray_NDIM(<cnp.ndarray>array)):
+        if strides[i] == 0 and dims[i] > 1:
+            return True
     return False
+
+
+cdef int _adopt(object array) except -1:
+    """Count a new view of locked memory as made read-only by oxmera.
+
+    A view made of an array oxmera made read-only is read-only as well
+    (NumPy's rule); oxmera gives it its flag back with the others when the
+    memory is unlocked, and lets its own in-place ops write through it. Only
+    when every read-only array above it is one oxmera cleared: a view of
+    memory that was read-only anyway (a user's read-only array, bytes), or a
+    broadcast view, stays read-only.
+    """
+    cdef PyObject* base
+    if (not _memory_locks or not cnp.PyArray_Check(array)
+            or cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array) or _has_overlap(array)):
+        return 0
+    found = _find_lock(array)
+    if found is None:
+        return 0
+    entry = <_MemoryLock>found
+    obj = array
+    while True:
+        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
+        if base == NULL or not cnp.PyArray_Check(<object>base):
+            break
+        obj = <object>base
+        if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj) and not _was_cleared(entry, obj):
+            return 0
+    if entry.cleared is None:
+        entry.cleared = [array]
+    elif not _was_cleared(entry, array):
+        entry.cleared.append(array)
+    return 0
+
+
+cdef object _exposed(Tensor t):
+    # ``t``'s array, about to be handed to the user (numpy(), __array__,
+    # DLPack): if its memory is locked, it is made read-only now, like the
+    # arrays that were there when the lock was taken.
+    arr = t._data
+    if _memory_locks and cnp.PyArray_Check(arr) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr):
+        found = _find_lock(arr)
+        if found is not None:
+            _clear_chain(<_MemoryLock>found, arr)
+    return arr
+
+
+def _exported_array(Tensor t):
+    """Python-callable twin of ``_exposed``: ``t``'s array, read-only while its memory is
+    saved for backward (for exports such as DLPack)."""
+    return _exposed(t)
+
+
+cdef int _bump_savers(object array, VersionCounter own) except -1:
+    # A write into ``array``'s memory: each graph that saved it must see it,
+    # also through savers that share no version counter with the writer.
+    cdef Py_ssize_t i, j
+    cdef _MemoryLock entry
+    cdef list bumped
+    if not cnp.PyArray_Check(array):
+        return 0
+    found = _find_lock(array)
+    if found is None:
+        return 0
+    entry = <_MemoryLock>found
+    bumped = [own]
+    for i in range(entry.n_lockers):
+        saver = <object>entry.lockers[i]
+        if isinstance(saver, Tensor):
+            counter = _counter_of(<Tensor>saver)
+        else:
+            counter = saver
+        for j in range(len(bumped)):
+            if bumped[j] is counter:
+                break
+        else:
+            (<VersionCounter>counter).value += 1
+            bumped.append(counter)
+    return 0
+
+
+def _is_writeable(array):
+    """Whether ``array`` is writeable, or read-only only because oxmera locked its memory.
+
+    What copies of a tensor (pickle, deepcopy) should be: oxmera's lock is
+    the live graph's, not part of the values.
+    """
+    if not cnp.PyArray_Check(array):
+        return False
+    if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array):
+        return True
+    found = _find_lock(array)
+    return found is not None and _was_cleared(<_MemoryLock>found, array)
+
+
+def _locked_memory():
+    """How many blocks of memory are saved for backward by live graphs, and locks held
+    on them: ``(blocks, locks)`` (for tests of the lock's bookkeeping)."""
+    return len(_memory_locks), sum((<_MemoryLock>e).count for e in _memory_locks.values())
+
+
+@cython.final
+@cython.no_gc
+@cython.auto_pickle(False)
+cdef class _WriteBracket:
+    """What :func:`_begin_write` returns and :func:`_end_write` takes (internal)."""
+    cdef _MemoryLock entry         # the memory's lock, held for the write; None once ended
+    cdef object array              # the array whose flag was lifted
+
+    def __reduce__(self):
+        raise TypeError("a write bracket cannot be copied or pickled")
 
 
 def _begin_write(Tensor t):
     """Let an in-place op write into ``t``'s array if only oxmera's lock stops it.
 
-    Returns what :func:`_end_write` needs to lock it again (None: nothing to do).
-    A genuinely read-only array (a broadcast view, a user's) stays read-only,
-    so the write raises as it should.
+    Returns what :func:`_end_write` needs to lock it again (None: nothing to
+    do). The memory stays locked until then, whatever graph dies meanwhile
+    (an operand's ``__array__``, another thread's backward). An array that is
+    read-only for another reason (a broadcast view, a user's read-only array)
+    stays read-only, so the write raises as it should.
     """
+    cdef _WriteBracket bracket
     arr = t._data
-    if (not cnp.PyArray_Check(arr) or cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
-            or not _locked_by_oxmera(t)):
+    if not cnp.PyArray_Check(arr) or cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr):
         return None
+    found = _find_lock(arr)
+    if found is None or not _was_cleared(<_MemoryLock>found, arr):
+        return None
+    bracket = _WriteBracket.__new__(_WriteBracket)
+    bracket.entry = <_MemoryLock>found
+    bracket.array = arr
+    bracket.entry.count += 1
     cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
-    return arr
+    return bracket
 
 
-def _end_write(arr):
-    """Undo :func:`_begin_write`."""
-    if arr is not None:
-        cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
+def _end_write(bracket):
+    """Undo :func:`_begin_write` (None: nothing to undo; a second call does nothing)."""
+    cdef _WriteBracket b
+    if bracket is None:
+        return
+    if not isinstance(bracket, _WriteBracket):
+        raise TypeError(f"_end_write() takes what _begin_write() returned, got "
+                        f"{type(bracket).__name__}")
+    b = <_WriteBracket>bracket
+    if b.entry is None:
+        return
+    entry = b.entry
+    arr = b.array
+    b.entry = None
+    b.array = None
+    cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
+    _release_memory(entry)
 
 
 # ---------------------------------------------------------------------------
@@ -1901,16 +2487,6 @@ cdef inline object _key(object o):
     if type(o) is GradFn:
         return o
     return <size_t><void*>o
-
-
-# Serializes writes into leaves' .grad, which threads may share.
-cdef PyThread_type_lock _grad_lock = PyThread_allocate_lock()
-
-
-cdef inline void _lock_grads():
-    if not PyThread_acquire_lock(_grad_lock, 0):
-        with nogil:
-            PyThread_acquire_lock(_grad_lock, 1)
 
 
 cdef object _expected_shape(object fn, Py_ssize_t nr):
@@ -2009,15 +2585,46 @@ cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
     return grad
 
 
+# Python numbers given for tensor inputs, as the 0-d arrays VJPs receive them
+# (read-only: shared by every node that saved the same number).
+cdef dict _scalar_arrays = {}
+
+
+cdef Tensor _scalar_tensor(object v):
+    # NumPy's dtype for the number (float64, int64, bool): exact, and 0-d, so
+    # by the promotion rules it does not upcast the gradient it multiplies.
+    key = (type(v), v)
+    arr = _scalar_arrays.get(key)
+    if arr is None:
+        arr = _np_asarray(v.item() if isinstance(v, _np_generic) else v)
+        cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
+        if len(_scalar_arrays) < 1024:
+            _scalar_arrays[key] = arr
+    return wrap_array(arr)
+
+
+cdef tuple _vjp_args(GradFn node):
+    # The saved arguments with each Python number in a tensor slot as a 0-d
+    # Tensor: a VJP only ever sees Tensors (or None) for its tensor inputs.
+    cdef Py_ssize_t i
+    cdef list args = list(node.args)
+    for i in range(len(node.next_fns)):
+        v = args[i]
+        if v is not None and not isinstance(v, Tensor):
+            args[i] = _scalar_tensor(v)
+    return tuple(args)
+
+
 cdef object _call_vjp(GradFn node, object grads):
     cdef OpDef op = node.op
     vjp = op.vjp
     if vjp is None:
         raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")
+    args = _vjp_args(node) if node.scalar_inputs else node.args
     if node.kwargs is not None:
-        result = vjp(node, grads, *node.args, **node.kwargs)
+        result = vjp(node, grads, *args, **node.kwargs)
     else:
-        result = vjp(node, grads, *node.args)
+        result = vjp(node, grads, *args)
     cdef Py_ssize_t n = len(node.next_fns)
     if type(result) is not tuple and type(result) is not list:
         if n != 1 or op.n_inputs < 0:
@@ -2101,6 +2708,7 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
 @cython.final
 @cython.freelist(256)
 @cython.no_gc        # tasks reference nodes and each other along the DAG only: no cycles
+@cython.auto_pickle(False)
 cdef class _Task:
     """One node's (or leaf's) bookkeeping during one backward (internal)."""
     # 48 bytes: one per node of the graph, all alive at once during a backward.
@@ -2110,6 +2718,9 @@ cdef class _Task:
     cdef int pos              # depth-first search: the next edge to visit
     cdef unsigned int run     # the backward this task belongs to
     cdef int state            # bit 1: a wanted input; bit 2: leads to one (always 2 without inputs)
+
+    def __reduce__(self):
+        raise TypeError(_NOT_COPYABLE.format("_Task"))
 
 
 cdef inline _Task _new_task(object fn, int deps, unsigned int run):
@@ -2444,9 +3055,19 @@ cdef int _finish_leaf(Tensor leaf, object grad, dict leaf_targets, list results,
 
 cdef int _commit(list commits, bint create_graph) except -1:
     # The backward has succeeded: only now do the .grad fields change.
+    #
+    # No oxmera lock is held while code of the user's can run: a gradient or
+    # a replaced .grad dropped here (which may run a __del__ or a weakref
+    # callback) is dropped with the lock released, and each .grad is read and
+    # written with no Python code in between, so a backward run by such code
+    # (or by another thread meanwhile) adds its gradients, none lost.
     cdef Py_ssize_t i
-    _lock_grads()
-    try:
+    if _grad_lock_owner == PyThread_get_thread_ident():
+        # Re-entered from code the collector ran while this thread held the
+        # lock (a finalizer): the commit under way adds these when it is done.
+        _deferred.append((commits, create_graph))
+        return 0
+    while True:
         for i in range(len(commits)):
             # Take the entry out of the list first: the reference count then
             # tells whether anything else still holds the gradient.
@@ -2454,9 +3075,35 @@ cdef int _commit(list commits, bint create_graph) except -1:
             commits[i] = None
             _accumulate_into(<Tensor>owner, <Tensor>grad, create_graph)
             owner = grad = None
-    finally:
-        PyThread_release_lock(_grad_lock)
-    return 0
+        if not _deferred:
+            return 0
+        commits, create_graph = _deferred.pop()
+
+
+# Serializes reading and writing the arrays of .grad, which threads may share
+# (NumPy releases the GIL while it adds large arrays). Held only around NumPy's
+# add of two base-class arrays and the read and write of one .grad, never while
+# a hook, a __del__ or an __array__ is called, nor while anything is dropped.
+# The collector may still run a finalizer inside (an allocation can start it):
+# a backward run by one finds _grad_lock_owner is its own thread and leaves its
+# gradients to the commit under way (_deferred) instead of waiting forever.
+cdef PyThread_type_lock _grad_lock = PyThread_allocate_lock()
+cdef unsigned long _grad_lock_owner = 0     # the thread holding it, 0 when free
+cdef list _deferred = []                    # (commits, create_graph) left by re-entered backwards
+
+
+cdef inline void _lock_grads() noexcept:
+    global _grad_lock_owner
+    if not PyThread_acquire_lock(_grad_lock, 0):
+        with nogil:
+            PyThread_acquire_lock(_grad_lock, 1)
+    _grad_lock_owner = PyThread_get_thread_ident()
+
+
+cdef inline void _unlock_grads() noexcept:
+    global _grad_lock_owner
+    _grad_lock_owner = 0
+    PyThread_release_lock(_grad_lock)
 
 
 # References to a gradient (and its array) that only the committing code holds:
@@ -2467,40 +3114,76 @@ cdef enum:
     _STEAL_ARRAY_REFS = 2
 
 
+cdef inline Py_ssize_t _version_or_zero(Tensor t) noexcept:
+    return 0 if t._version_counter is None else t._version_counter.value
+
+
 cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -1:
+    """Add ``grad`` into ``owner.grad``.
+
+    ``old`` (a local reference) keeps a replaced .grad alive until the lock is
+    released, so it is never freed under it.
+    """
     cdef AutogradMeta meta = owner._meta
+    cdef Tensor old
+    cdef Py_ssize_t version
     if meta is None:
         return 0
-    old = meta.grad
-    if create_graph and old is not None:
-        meta.grad = _add_op(old, grad)
-        return 0
     arr = grad._data
-    if old is None:
-        # Keep the engine's buffer when nothing else can see it (PyTorch's
-        # "steal" rule); otherwise copy, so .grad never aliases another tensor.
-        # With create_graph too: an add hands one gradient tensor to both of
-        # its inputs and a user's `gradient` may pass straight through, so
-        # keeping it as is would let a later backward, which adds into .grad
-        # in place, change another .grad or the user's tensor.
-        recorded = create_graph and grad._meta is not None and grad._meta.requires_grad
-        if (arr.base is None and Py_REFCNT(arr) <= _STEAL_ARRAY_REFS
-                and Py_REFCNT(grad) <= _STEAL_TENSOR_REFS and arr.flags.writeable):
-            meta.grad = grad if recorded else wrap_array(arr)
-        elif recorded:
-            # A differentiable copy: casting to its own dtype copies (astype),
-            # and its node sends the gradient straight through.
-            meta.grad = _cast_op(grad, arr.dtype)
-        else:
-            meta.grad = wrap_array(arr.copy())
-        return 0
-    old_arr = (<Tensor>old)._data
-    if (old_arr.flags.writeable and old_arr.shape == arr.shape and old_arr.dtype == arr.dtype
-            and (<Tensor>old)._meta is None):
-        _np_add(old_arr, arr, out=old_arr)
-        if (<Tensor>old)._version_counter is not None:
-            (<Tensor>old)._version_counter.value += 1
-    else:
-        total = old_arr + arr
-        meta.grad = wrap_array(total if type(total) is ndarray else _np_asarray(total))
-    return 0
+    while True:
+        if meta.grad is None:
+            # Keep the engine's buffer when nothing else can see it (PyTorch's
+            # "steal" rule); otherwise copy, so .grad never aliases another tensor.
+            # With create_graph too: an add hands one gradient tensor to both of
+            # its inputs and a user's `gradient` may pass straight through, so
+            # keeping it as is would let a later backward, which adds into .grad
+            # in place, change another .grad or the user's tensor.
+            recorded = create_graph and grad._meta is not None and grad._meta.requires_grad
+            if (cnp.PyArray_BASE(<cnp.ndarray>arr) == NULL
+                    and Py_REFCNT(arr) <= _STEAL_ARRAY_REFS
+                    and Py_REFCNT(grad) <= _STEAL_TENSOR_REFS
+                    and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)):
+                new = grad if recorded else wrap_array(arr)
+            elif recorded:
+                # A differentiable copy: casting to its own dtype copies (astype),
+                # and its node sends the gradient straight through.
+                new = _cast_op(grad, arr.dtype)
+            else:
+                new = wrap_array(arr.copy())
+            if meta.grad is None:       # (still: making `new` may have run code)
+                meta.grad = new
+                return 0
+            continue                    # set meanwhile: add to it instead
+        old = <Tensor>meta.grad
+        if create_graph:
+            # Out of place and recorded: computed with the lock released (it
+            # runs ops), then written only if .grad did not change meanwhile.
+            version = _version_or_zero(old)
+            new = _add_op(old, grad)
+            _lock_grads()
+            try:
+                if meta.grad is old and _version_or_zero(old) == version:
+                    meta.grad = new
+                    return 0
+            finally:
+                _unlock_grads()
+            continue
+        counter = _counter_of(old)      # (before the lock: it allocates)
+        _lock_grads()
+        try:
+            if meta.grad is not old:
+                continue
+            old_arr = old._data
+            if (cnp.PyArray_Check(old_arr) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>old_arr)
+                    and old._meta is None and _has_shape(old_arr, arr.shape)
+                    and old_arr.dtype == arr.dtype and _find_lock(old_arr) is None):
+                # In place, as PyTorch does: .grad keeps its identity and memory.
+                # (Not into memory a live graph saved: a .grad may be such a view.)
+                _np_add(old_arr, arr, old_arr)
+                (<VersionCounter>counter).value += 1
+            else:
+                total = _np_add(old_arr, arr)
+                meta.grad = wrap_array(total if type(total) is ndarray else _np_asarray(total))
+            return 0
+        finally:
+            _unlock_grads()

@@ -1060,7 +1060,8 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         kwargs["dl_device"] = dl_device
     if copy is not None:
         kwargs["copy"] = copy
-    return self._data.__dlpack__(**kwargs)
+    # (read-only while a live graph saved the memory, like numpy())
+    return _core._exported_array(self).__dlpack__(**kwargs)
 
 
 def _dlpack_device(self):
@@ -1149,13 +1150,14 @@ _registry.add_tensor_attribute("__dlpack_device__", _dlpack_device)
 # pickle, copy.copy, copy.deepcopy
 # ---------------------------------------------------------------------------------------------
 
-def _rebuild(cls, array, requires_grad):
-    """A leaf of type ``cls`` around ``array`` (what pickles and copies are rebuilt with)."""
-    t = cls.__new__(cls)
-    t.data = array
-    if requires_grad:
-        t.requires_grad_()
-    return t
+def _rebuild(cls, array, requires_grad, writeable=None):
+    """A leaf of type ``cls`` around ``array`` (what pickles and copies are rebuilt with).
+
+    ``writeable``: whether the pickled array was writeable apart from the lock
+    oxmera keeps on memory saved for backward (a pickle must not make the copy
+    read-only for good); None for pickles written before it was recorded.
+    """
+    return _core._rebuild_tensor(cls, array, requires_grad, writeable)
 
 
 def _state(t):
@@ -1205,7 +1207,8 @@ def _reduce_ex(self, protocol):
     >>> pickle.loads(pickle.dumps(t))
     tensor([1., 2.], dtype=float32, requires_grad=True)
     """
-    return (_rebuild, (type(self), self._data, self.requires_grad), _state(self))
+    return (_rebuild, (type(self), self._data, self.requires_grad,
+                       _core._is_writeable(self._data)), _state(self))
 
 
 def _copy(self):
@@ -1257,7 +1260,7 @@ def _deepcopy_array(array, memo):
     offset = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
     raw = new_root.ravel(order="K").view(np.uint8)     # its memory, in memory order
     view = np.ndarray(array.shape, array.dtype, buffer=raw, offset=offset, strides=array.strides)
-    if not array.flags.writeable:
+    if not _core._is_writeable(array):     # read-only apart from oxmera's lock on saved memory
         view.flags.writeable = False
     return view
 
