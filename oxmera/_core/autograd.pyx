@@ -898,7 +898,7 @@ cdef class Tensor:
         if _memory_locks:
             _bump_savers(self._data, counter)
 
-    def _share_version_counter(self, Tensor base):
+    def _share_version_counter(self, Tensor base not None):
         """Make this tensor count writes together with ``base`` (it is a view of it)."""
         self._version_counter = _counter_of(base)
 
@@ -924,7 +924,7 @@ cdef class Tensor:
         """
         return _origin_info(self)
 
-    def _set_history(self, Tensor source):
+    def _set_history(self, Tensor source not None):
         """Give this tensor ``source``'s place in the graph (in-place ops).
 
         An in-place op computes its result as ``source`` (recorded as usual)
@@ -1038,7 +1038,7 @@ class _Name(str):
         return str(self)
 
 
-def backward_name(str name):
+def backward_name(str name not None):
     """The readable node name for an op called ``name``: mul -> MulBackward."""
     parts = [part[:1].upper() + part[1:] for part in name.split("_") if part]
     return _Name("".join(parts) + "Backward")
@@ -1361,7 +1361,7 @@ cdef class GradFn:
                              f"node with {self.num_outputs} outputs")
         return self._rebuild_output(_as_storage(array), None, output_nr)
 
-    def _lock_saved(self, tuple saved):
+    def _lock_saved(self, tuple saved not None):
         """Keep what a custom Function saved read-only while this node holds its values.
 
         ``saved`` holds Tensors (saved inputs) and ``(array, tensor)`` pairs
@@ -1499,7 +1499,7 @@ cdef object _binary_slot(Py_ssize_t slot, object left, object right):
     return apply_op(<OpDef>op, (left, right), None)
 
 
-def install_tensor_attributes(dict attributes):
+def install_tensor_attributes(dict attributes not None):
     """Set ``Tensor.<name> = value`` for each item (methods, operators, properties).
 
     The type is immutable to users; it is opened only for this call, so the
@@ -1554,7 +1554,7 @@ cdef object _op_error(OpDef op, object err, list values):
     return OpError(f"{op.name}(): {err} (input shapes: {shapes})")
 
 
-def apply_op(OpDef op, tuple args, dict kwargs):
+def apply_op(OpDef op not None, tuple args not None, dict kwargs):
     """Run ``op`` on ``args``: its NumPy forward, and its node when recording.
 
     ``op.n_inputs`` leading positional arguments are the op's tensor inputs
@@ -1700,7 +1700,8 @@ cdef tuple _tensor_inputs(tuple args, tuple arrays, Py_ssize_t n):
     return tuple(values)
 
 
-def record_function(OpDef op, tuple inputs, tuple outputs, tuple extra):
+def record_function(OpDef op not None, tuple inputs not None, tuple outputs not None,
+                    tuple extra not None):
     """Record the node of a custom Function call (``oxmera.autograd.Function``).
 
     ``inputs`` are the call's tensors, ``outputs`` the tensors its forward
@@ -2326,9 +2327,9 @@ cdef int _adopt(object array) except -1:
     A view made of an array oxmera made read-only is read-only as well
     (NumPy's rule); oxmera gives it its flag back with the others when the
     memory is unlocked, and lets its own in-place ops write through it. Only
-    when every read-only array above it is one oxmera cleared: a view of
-    memory that was read-only anyway (a user's read-only array, bytes), or a
-    broadcast view, stays read-only.
+    when it is a view of an array oxmera cleared, and every read-only array
+    above it is one too: an array over memory that was read-only anyway (a
+    user's read-only array, bytes), or a broadcast view, stays read-only.
     """
     cdef PyObject* base
     if (not _memory_locks or not cnp.PyArray_Check(array)
@@ -2338,6 +2339,9 @@ cdef int _adopt(object array) except -1:
     if found is None:
         return 0
     entry = <_MemoryLock>found
+    base = cnp.PyArray_BASE(<cnp.ndarray>array)
+    if base == NULL or not _was_cleared(entry, <object>base):
+        return 0                    # not read-only by inheritance from oxmera's lock
     obj = array
     while True:
         base = cnp.PyArray_BASE(<cnp.ndarray>obj)
@@ -2365,7 +2369,7 @@ cdef object _exposed(Tensor t):
     return arr
 
 
-def _exported_array(Tensor t):
+def _exported_array(Tensor t not None):
     """Python-callable twin of ``_exposed``: ``t``'s array, read-only while its memory is
     saved for backward (for exports such as DLPack)."""
     return _exposed(t)
@@ -2431,7 +2435,7 @@ cdef class _WriteBracket:
         raise TypeError("a write bracket cannot be copied or pickled")
 
 
-def _begin_write(Tensor t):
+def _begin_write(Tensor t not None):
     """Let an in-place op write into ``t``'s array if only oxmera's lock stops it.
 
     Returns what :func:`_end_write` needs to lock it again (None: nothing to
@@ -2768,8 +2772,9 @@ cdef int _release_claims(list claimed, unsigned int run) except -1:
     return 0
 
 
-def run_backward(tuple tensors, tuple grad_tensors, bint retain_graph, bint create_graph,
-                 tuple inputs=None, bint allow_unused=False, bint accumulate=True):
+def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retain_graph,
+                 bint create_graph, tuple inputs=None, bint allow_unused=False,
+                 bint accumulate=True):
     """The engine. Send ``grad_tensors`` back from ``tensors`` through the tape.
 
     With ``accumulate`` (``backward``), gradients are added into ``.grad`` of

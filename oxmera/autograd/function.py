@@ -129,6 +129,12 @@ class FunctionCtx:
         self._saved = tuple(saved)
         self._to_save = ()
         self._node_ref = weakref.ref(node) if node is not None else None
+        if node is not None:
+            # Read-only while the node keeps them, like what an op saves: a
+            # write through NumPy would change them silently.
+            node._lock_saved(tuple(
+                entry[1] if entry[0] == "input" else (entry[1], entry[3][1]())
+                for entry in saved if entry is not None))
 
 
 class Function:

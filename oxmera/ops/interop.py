@@ -1126,7 +1126,17 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     """
     if device not in (None, "cpu") and not (isinstance(device, tuple) and tuple(device) == (1, 0)):
         raise ValueError(f"from_dlpack: oxmera tensors live on the cpu, got device={device!r}")
-    if type(ext_tensor).__name__ == "PyCapsule":
+    if type(ext_tensor) is np.ndarray or isinstance(ext_tensor, Tensor):
+        # NumPy's and oxmera's own memory: the array itself, not a capsule's
+        # view of it, so oxmera still knows what memory it is (the lock of
+        # memory saved for backward is counted per owner of the memory).
+        if isinstance(ext_tensor, Tensor):
+            if ext_tensor.requires_grad:
+                raise BufferError("Can't export tensors that require gradient, use "
+                                  "tensor.detach()")
+            ext_tensor = _core._exported_array(ext_tensor)
+        array = ext_tensor.copy() if copy else ext_tensor
+    elif type(ext_tensor).__name__ == "PyCapsule":
         if copy is not None:
             raise ValueError("from_dlpack: copy= is not supported for a bare DLPack capsule")
         array = np.from_dlpack(_Capsule(ext_tensor))
