@@ -3,7 +3,8 @@
 The full demo (20 epochs, >= 97% held-out accuracy for seeds 0-4) is timed
 by hand for the README; here one epoch runs in-process, which checks every
 step of it: the printed losses and accuracies, the weights saved and loaded
-back into a fresh network, the progress display and the --plot message.
+back into a fresh network, and the progress display; the options' checks are
+in tests/reliability/test_demo_options.py.
 """
 import importlib.util
 import io
@@ -132,11 +133,11 @@ def test_a_reload_that_differs_is_an_error(monkeypatch, capsys, tmp_path):
         demo.main(["--epochs", "1", "--batch-size", "256", "--save", str(tmp_path / "w")])
 
 
-def test_progress_display_goes_to_stderr(one_epoch):
+def test_no_progress_display_when_stderr_is_not_a_terminal(one_epoch):
+    # The fixture's stderr is a StringIO, as a log file or a pipe would be: no bar
+    # (tests/reliability/test_demo_options.py has the terminal cases).
     result, out, err, path = one_epoch
-    assert "\r" not in out
-    if importlib.util.find_spec("tqdm") is None:
-        assert "\repoch  1/1 [" in err and f"{len(result.batch_losses)}/" in err
+    assert "\r" not in out and "\r" not in err and "epoch" not in err
 
 
 def test_same_seed_same_run(one_epoch, tmp_path):
@@ -163,17 +164,6 @@ def test_line_progress_redraws_one_line_and_erases_it():
     assert "[########] 4/4" in text and "[##......] 1/4" in text and "loss 0.5" in text
     bar.close()
     assert stream.getvalue().endswith("\r") and stream.getvalue()[len(text):].strip() == ""
-
-
-@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None,
-                    reason="matplotlib is installed")
-def test_plot_without_matplotlib_says_so_up_front(monkeypatch, capsys):
-    def stop(args, save_path):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(demo, "train", stop)
-    with pytest.raises(KeyboardInterrupt):
-        demo.main(["--plot", "loss.png"])
-    assert "matplotlib is not installed" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,

@@ -13,6 +13,7 @@ import. Regenerate it after adding or changing a Tensor method::
 When ``OXMERA_DIST`` names a folder holding a built sdist and wheel (as in
 ``.ci/run``), their contents are checked too.
 """
+import configparser
 import importlib.metadata
 import inspect
 import os
@@ -48,6 +49,73 @@ def test_changelog_names_the_version():
     assert releases and releases[0] == oxmera.__version__, (
         f"the newest release in CHANGELOG.md is {releases[:1]}, the package is "
         f"{oxmera.__version__}")
+
+
+# -- metadata ----------------------------------------------------------------------------------
+
+#: The project URLs known to serve oxmera. It has no public repository, documentation site
+#: or issue tracker yet; a URL belongs here, and in pyproject.toml's [project.urls], only
+#: once it exists (the ones there before pointed at hosts that do not).
+PUBLISHED_URLS = {}
+
+
+def _metadata():
+    return importlib.metadata.metadata("oxmera")
+
+
+def _required(extra=None):
+    """The names of the distributions the installed metadata requires: to run (``extra``
+    None) or for ``extra``."""
+    names = set()
+    for requirement in _metadata().get_all("Requires-Dist") or []:
+        name, _, marker = requirement.partition(";")
+        if (re.search(rf"""extra\s*==\s*["']{extra}["']""", marker) if extra
+                else "extra" not in marker):
+            names.add(re.match(r"[A-Za-z0-9_.-]+", name.strip()).group().lower())
+    return names
+
+
+def test_the_demo_extra_holds_tqdm_and_matplotlib():
+    assert "demo" in (_metadata().get_all("Provides-Extra") or [])
+    assert _required("demo") == {"tqdm", "matplotlib"}
+    assert "numpy" in _required() and not {"tqdm", "matplotlib"} & _required()
+
+
+def test_the_demo_and_its_pages_name_the_extra():
+    from oxmera import demo
+    assert "oxmera[demo]" in demo.DEMO_EXTRA and ".[demo]" in demo.__doc__
+    for page in ["README.md", "docs/getting_started.rst"]:
+        if (ROOT / page).is_file():
+            assert ".[demo]" in (ROOT / page).read_text(encoding="utf-8"), page
+
+
+def test_no_url_but_the_published_ones():
+    metadata = _metadata()
+    urls = dict(entry.split(", ", 1) for entry in metadata.get_all("Project-URL") or [])
+    if metadata.get("Home-page"):
+        urls["Home-page"] = metadata["Home-page"]
+    if metadata.get("Download-URL"):
+        urls["Download-URL"] = metadata["Download-URL"]
+    assert urls == PUBLISHED_URLS, (
+        f"the package metadata names URLs not known to exist: {urls}; add a URL to "
+        f"PUBLISHED_URLS here only once it serves the project")
+
+
+def test_classifiers_claim_only_what_is_built_and_tested():
+    classifiers = set(_metadata().get_all("Classifier") or [])
+    # A compiled extension, built and tested on Linux only: not "OS Independent".
+    systems = {c for c in classifiers if c.startswith("Operating System ::")}
+    assert systems == {"Operating System :: POSIX :: Linux"}
+    versions = {c.rsplit(" :: ", 1)[1] for c in classifiers
+                if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)}
+    assert "Programming Language :: Python :: Implementation :: CPython" in classifiers
+    assert _metadata()["Requires-Python"] == ">=" + min(versions, key=lambda v: int(v[2:]))
+    if (ROOT / "tox.ini").is_file():
+        tox = configparser.ConfigParser()
+        tox.read(ROOT / "tox.ini")
+        tested = {f"3.{name[3:]}" for name in re.split(r"[,\s]+", tox["tox"]["envlist"])
+                  if re.fullmatch(r"py3\d+", name)}
+        assert versions == tested, f"classifiers name {versions}, tox.ini tests {tested}"
 
 
 # -- typing ------------------------------------------------------------------------------------
