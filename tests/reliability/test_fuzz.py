@@ -304,14 +304,14 @@ def test_view_taken_after_inplace_on_base():
     np.testing.assert_array_equal(x.grad.numpy(), [[4.0, 4.0, 4.0], [2.0, 2.0, 2.0]])
 
 
-_EARLIER_VIEWS = ("the core locks an array saved for backward by clearing its WRITEABLE flag, "
-                  "but NumPy views made before the lock (an oxmera view's array, or the user's "
-                  "own) keep theirs: a write through them changes the saved values silently "
-                  "(no version bump) and the gradient comes out wrong. Mutation safety is the "
-                  "core's; lock the views too, or document the limit")
+_EARLIER_VIEWS = ("the documented limit (docs/autograd_mechanics.rst, 'saved arrays are "
+                  "read-only'): NumPy keeps no list of an array's views, so a view the user made "
+                  "before the memory was saved keeps its own WRITEABLE flag, and a write through "
+                  "it changes the saved values silently")
 
 
-@pytest.mark.xfail(reason=_EARLIER_VIEWS, strict=False)
+# Held since the core locks memory, not arrays: the view's array joins the lock
+# when it is handed out (it was an xfail before).
 def test_write_through_an_oxmera_view_made_before_the_lock():
     x = oxmera.tensor(np.arange(1.0, 5.0), dtype=oxmera.float64, requires_grad=True)
     c = x * 1.0
@@ -323,7 +323,7 @@ def test_write_through_an_oxmera_view_made_before_the_lock():
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0, 8.0])
 
 
-@pytest.mark.xfail(reason=_EARLIER_VIEWS, strict=False)
+@pytest.mark.xfail(reason=_EARLIER_VIEWS, strict=True)
 def test_write_through_a_numpy_view_made_before_the_lock():
     memory = np.arange(1.0, 5.0)
     view = memory[1:]                    # the user's own view, made before
