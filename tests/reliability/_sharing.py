@@ -78,6 +78,10 @@ KNOWN_BUGS = frozenset({
     # memory whose owner the program made read-only is read-only: NumPy will
     # not set the flag of np.diagonal's view then, and writes through it fail.
     "diagonal-of-read-only-owner",
+    # An empty view made of locked memory whose NumPy strides hold a 0 (shape
+    # (2, 0) has strides (0, 0)) is taken for a broadcast and not adopted: it
+    # stays read-only for good, and in-place ops on it fail after the unlock.
+    "empty-view-read-only",
 })
 
 VERSION_ERROR = (RuntimeError, "modified by an inplace operation")
@@ -380,7 +384,16 @@ def _usable(m, array):
     """Whether a step may hand ``array`` to oxmera without meeting a known core bug."""
     if array.foreign and "foreign-memory" in m.avoid:
         return False
+    if _empty_not_adopted(m, array) and "empty-view-read-only" in m.avoid:
+        return False
     return not (m.wrongly_adopted(array) and "read-only-view-adopted" in m.avoid)
+
+
+def _empty_not_adopted(m, array):
+    """An array the lock should adopt that the core takes for a broadcast (a known bug)."""
+    return (array.state == INHERITED and array.where.size == 0
+            and any(d > 1 for d in array.where.shape) and m.locked(array.block)
+            and array.root is not None and array.root.state == MEMBER)
 
 
 @sharing_step("from_numpy", 3, _from_numpy_model, _from_numpy_run)
@@ -478,6 +491,9 @@ def _view(g, m):
         return None
     if (spec[0] == "diagonal" and t.array.state == WRITABLE and t.array.root is not None
             and t.array.root.state == FIXED and "diagonal-of-read-only-owner" in m.avoid):
+        return None
+    if t.array.state in (MEMBER, INHERITED) and not _usable(m, ArrayModel(
+            t.array.block, np_view(t.array.where, spec), INHERITED, t.array.root or t.array)):
         return None
     # what the view's array would be (a FIXED one the core would adopt is a known bug)
     if ("read-only-view-adopted" in m.avoid and t.array.state == FIXED

@@ -181,6 +181,9 @@ _DLPACK_HANDOUT = ("core bug (or a limit to document): np.from_dlpack(t) while t
 _FREED_NODE = ("core: PyTorch refuses a second backward only where a freed saved tensor is "
                "needed; oxmera refuses every node a non-retained backward ran, so a view of a "
                "leaf (its node saved nothing) cannot be used in a second graph")
+_EMPTY = ("core bug: _has_overlap takes an empty array with a 0 stride (shape (2, 0) has "
+          "strides (0, 0)) for a broadcast, so an empty view made of locked memory is not "
+          "adopted: it stays read-only for good and in-place ops on it fail after the unlock")
 _DIAGONAL = ("oxmera.ops.shape: Tensor.diagonal() of a writable view over memory whose owner "
              "is read-only stays read-only (NumPy will not set np.diagonal's flag then), "
              "unlike every other view")
@@ -225,6 +228,11 @@ KNOWN_BUG_PROGRAMS = [
         ("backward", {"g": 0, "retain": False}),
         ("graph", {"t": 1, **_weight((2,))}),
         ("backward", {"g": 1, "retain": False}))),
+    ("empty-view-while-locked", _EMPTY, _program(
+        ("tensor", {"shape": (2, 0), "requires_grad": True}),
+        ("graph", {"t": 0, "kind": "square"}),
+        ("view", {"t": 0, "view": ("index", (Ellipsis,))}),
+        ("drop", {"g": 0, "gc": False}))),                      # writable again
     ("diagonal-of-read-only-owner", _DIAGONAL, _program(
         ("memory", {"shape": (2, 2), "kind": "owned"}),
         ("from_numpy", {"a": 0, "form": "from_numpy"}),
@@ -246,7 +254,7 @@ def test_each_known_bug_has_a_program():
     """The drawing avoids only what a strict xfail above holds."""
     assert set(KNOWN_BUGS) == {"foreign-memory", "read-only-view-adopted",
                                "dlpack-handout-read-only", "freed-node-reused",
-                               "diagonal-of-read-only-owner"}
+                               "diagonal-of-read-only-owner", "empty-view-read-only"}
 
 
 @pytest.mark.xfail(strict=True, reason=_FOREIGN)
