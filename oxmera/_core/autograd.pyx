@@ -3070,7 +3070,9 @@ cdef int _commit(list commits, bint create_graph) except -1:
     if _grad_lock_owner == PyThread_get_thread_ident():
         # Re-entered from code the collector ran while this thread held the
         # lock (a finalizer): the commit under way adds these when it is done.
+        global _deferred_count
         _deferred.append((commits, create_graph))
+        _deferred_count += 1
         return 0
     while True:
         for i in range(len(commits)):
@@ -3095,6 +3097,13 @@ cdef int _commit(list commits, bint create_graph) except -1:
 cdef PyThread_type_lock _grad_lock = PyThread_allocate_lock()
 cdef unsigned long _grad_lock_owner = 0     # the thread holding it, 0 when free
 cdef list _deferred = []                    # (commits, create_graph) left by re-entered backwards
+cdef Py_ssize_t _deferred_count = 0         # how many, ever (for the tests of that path)
+
+
+def _deferred_commits():
+    """How many backward passes re-entered while their thread held the .grad lock
+    left their gradients to the commit under way (for tests)."""
+    return _deferred_count
 
 
 cdef inline void _lock_grads() noexcept:
