@@ -175,19 +175,18 @@ def _plan_load(key, value, target, assign, is_parameter):
         except Exception as err:             # e.g. a torch.Tensor that requires grad
             return refused(f"the checkpoint's value cannot be read as an array ({err})")
     else:
-        return (f"While copying the parameter named \"{key}\", expected oxmera.Tensor or an "
-                f"array from checkpoint but received {type(value)}")
+        return refused(f"expected oxmera.Tensor or an array from checkpoint but received "
+                       f"{type(value)}")
     if array.shape != target.shape:
         return (f"size mismatch for {key}: copying a param with shape {array.shape} from "
                 f"checkpoint, the shape in current model is {target.shape}.")
     if array.dtype.kind not in "biufc":
         return refused(f"the checkpoint holds dtype {array.dtype}, which cannot be cast to "
                        f"{target.dtype}")
-    dtype = np.dtype(array.dtype if assign else target.dtype)
-    if array.dtype.kind == "c" and dtype.kind != "c":
-        return refused(f"the checkpoint holds complex values ({array.dtype}), and "
-                       f"{'oxmera tensors hold' if assign else f'its {dtype} tensor holds'} "
-                       f"real ones only; take .real first if the imaginary part is zero")
+    if array.dtype.kind == "c":                  # oxmera has no complex dtype
+        return refused(f"the checkpoint holds complex values ({array.dtype}), and the "
+                       f"module's {target.dtype} tensor real ones only; take .real first if "
+                       f"the imaginary parts are zero")
     if assign:
         if is_parameter and target.requires_grad and array.dtype.kind != "f":
             return (f"While assigning the parameter named \"{key}\": it requires grad, so it "
@@ -201,6 +200,7 @@ def _plan_load(key, value, target, assign, is_parameter):
         return (f"While copying the parameter named \"{key}\": the module's tensor is "
                 f"read-only (e.g. a broadcast view); give the module its own copy, or load "
                 f"with assign=True")
+    dtype = np.dtype(target.dtype)
     if dtype.kind in "iub" and array.dtype.kind == "f" and not np.isfinite(array).all():
         return refused(f"the checkpoint holds NaN or infinite values, which its {dtype} "
                        f"tensor cannot hold")
