@@ -13,12 +13,18 @@ header's ``__metadata__`` (``oxmera.structure``, with its CRC-32 in
 checksum. So any change to the tree or to a tensor's bytes is detected.
 
 Loading never executes code (no pickle): it parses JSON and copies bytes.
-Everything is checked before anything is returned — the header, every
-tensor's dtype, shape, byte range and checksum, and the tree — so a
-truncated, corrupted or foreign file raises ``ValueError`` naming the file
-and the problem, and never yields a half-loaded object. Saving writes a
-temporary file beside the target and renames it into place, so an
-interrupted save never leaves a truncated file under the target's name.
+A path must be a regular file (a FIFO, device or directory is refused before
+anything is read); the 8-byte header length is read first, then the header,
+then exactly the tensor bytes it describes, so a lying length cannot make
+load read forever. Everything is checked before anything is returned — the
+header, every tensor's dtype, shape, byte range and checksum, every field of
+every node of the tree and every reference to a tensor — so a truncated,
+corrupted or foreign file raises ``ValueError`` naming the file and the
+problem, and never yields a half-loaded object. Saving refuses what loading
+would (a tree nested too deeply, a cycle, a header too large), then writes
+a temporary file beside the target (following a symlink, as ``open()``
+does) and renames it into place, so an interrupted save never leaves a
+truncated file under the target's name.
 
 A safetensors file written by another tool (no oxmera structure) loads as a
 flat dict from tensor name to tensor.
@@ -167,12 +173,20 @@ def save(obj, f):
         (tied weights) are kept.
     f : str, os.PathLike or binary file object
         Where to write. A path is written through a temporary file renamed
-        into place, so a failed save leaves any previous file intact.
+        into place, so a failed save leaves any previous file intact; a
+        symlink is followed (the file it points to is replaced, keeping its
+        permissions).
 
     Raises
     ------
     TypeError
         ``obj`` holds something else (naming where), before anything is written.
+    ValueError
+        ``obj`` is nested too deeply for ``load`` (or contains itself), or
+        ``f`` is a FIFO or device (pass a file object to write to one).
+    OSError
+        The file cannot be written (e.g. ``FileNotFoundError`` for a missing
+        directory); the error names ``f``, and a previous file is left intact.
 
     Examples
     --------
@@ -253,14 +267,15 @@ def _write_atomically(path, data):
         raise FileNotFoundError(errno.ENOENT, f"oxmera.save() cannot write there: the "
                                 f"directory {directory!r} does not exist", path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    while True:
+    for attempt in range(100):             # a name clash is a 1 in 2**48 chance each time
         temporary = os.path.join(directory, f".{os.path.basename(target)}."
                                             f"{secrets.token_hex(6)}.oxmera-tmp")
         try:
             handle = os.open(temporary, flags, 0o666)     # the umask applies, as for open()
             break
-        except FileExistsError:
-            continue
+        except FileExistsError as err:
+            if attempt == 99:
+                raise failed(err, "no free name for the temporary file") from None
         except OSError as err:
             raise failed(err) from None
     try:
@@ -603,7 +618,9 @@ def load(f):
     Parameters
     ----------
     f : str, os.PathLike or binary file object
-        The file to read.
+        The file to read: a path to a regular file, or a binary file object
+        read from its position (a stream, e.g. a pipe, is read as far as
+        the header says).
 
     Returns
     -------
@@ -617,9 +634,10 @@ def load(f):
     Raises
     ------
     ValueError
-        The file is truncated, corrupted, not a safetensors file, or holds a
-        dtype oxmera does not support (e.g. bfloat16); the message names
-        the file and the problem. Nothing is returned in part.
+        The file is truncated, corrupted, not a safetensors file, holds a
+        dtype oxmera does not support (e.g. bfloat16), or the path is not a
+        regular file (a directory, FIFO or device); the message names the
+        file and the problem. Nothing is returned in part.
     FileNotFoundError
         There is no such file.
 

@@ -53,15 +53,16 @@ class Adagrad(Optimizer):
     0.5
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"step": "step", "sum": "non-negative"}
+    _required_state = ("step", "sum")
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, *, maximize=False):
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
                     "maximize": maximize}
         super().__init__(params, defaults)
-
-    _state_kinds = {"step": "step", "sum": "non-negative"}
-    _required_state = ("step", "sum")
 
     def _check_hyper_parameters(self, where, group):
         _check_non_negative(where, group, "lr", "lr_decay", "weight_decay",

@@ -66,16 +66,17 @@ class Adam(Optimizer):
     tensor([ 0.9, -0.9], dtype=float32, requires_grad=True)
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"step": "step", "exp_avg": "finite", "exp_avg_sq": "non-negative",
+                    "max_exp_avg_sq": "non-negative"}
+    _required_state = ("step", "exp_avg", "exp_avg_sq")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-
-    _state_kinds = {"step": "step", "exp_avg": "finite", "exp_avg_sq": "non-negative",
-                    "max_exp_avg_sq": "non-negative"}
-    _required_state = ("step", "exp_avg", "exp_avg_sq")
 
     def _check_hyper_parameters(self, where, group):
         _check_non_negative(where, group, "lr", "eps")

@@ -64,15 +64,16 @@ class RMSprop(Optimizer):
     0.96838
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"step": "step", "square_avg": "non-negative", "momentum_buffer": "finite",
+                    "grad_avg": "finite"}
+    _required_state = ("step", "square_avg")
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, *, maximize=False):
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
-
-    _state_kinds = {"step": "step", "square_avg": "non-negative", "momentum_buffer": "finite",
-                    "grad_avg": "finite"}
-    _required_state = ("step", "square_avg")
 
     def _check_hyper_parameters(self, where, group):
         _check_non_negative(where, group, "lr", "eps", "momentum", "weight_decay", "alpha")

@@ -59,13 +59,14 @@ class SGD(Optimizer):
     tensor([ 0.46, -0.92], dtype=float32, requires_grad=True)
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"momentum_buffer": "finite or None"}
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False):
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
         super().__init__(params, defaults)
-
-    _state_kinds = {"momentum_buffer": "finite or None"}
 
     def _check_hyper_parameters(self, where, group):
         _check_non_negative(where, group, "lr", "momentum", "weight_decay")
