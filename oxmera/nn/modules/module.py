@@ -155,8 +155,8 @@ def _conversion_dtype(args, kwargs):
 def _plan_load(key, value, target, assign, is_parameter):
     """What ``load_state_dict`` stores for ``key``, or the message saying why it cannot.
 
-    Without ``assign``: ``value``'s array converted to ``target``'s dtype, after checking
-    that the conversion loses nothing NumPy would only warn about (a warning turned into
+    Without ``assign``: ``value``'s array, after checking that its conversion to
+    ``target``'s dtype loses nothing NumPy would only warn about (a warning turned into
     an error by ``python -W error`` must not stop the load half way): complex values
     into a real tensor, NaN or infinity into an integer or bool one, values out of an
     integer dtype's range, finite values that overflow a floating dtype. With
@@ -201,6 +201,8 @@ def _plan_load(key, value, target, assign, is_parameter):
                 f"read-only (e.g. a broadcast view); give the module its own copy, or load "
                 f"with assign=True")
     dtype = np.dtype(target.dtype)
+    if np.can_cast(array.dtype, dtype, "safe"):   # nothing can be lost: no check needed
+        return array
     if dtype.kind in "iub" and array.dtype.kind == "f" and not np.isfinite(array).all():
         return refused(f"the checkpoint holds NaN or infinite values, which its {dtype} "
                        f"tensor cannot hold")
@@ -213,13 +215,23 @@ def _plan_load(key, value, target, assign, is_parameter):
             return refused(f"the checkpoint holds values from {array.min()} to "
                            f"{array.max()}, beyond the range of its {dtype} tensor "
                            f"({info.min} to {info.max})")
-    with np.errstate(all="ignore"):           # overflow is refused just below
-        converted = array.astype(dtype, copy=False)
-    if dtype.kind == "f" and array.dtype.kind in "iuf" and (
-            np.isinf(converted) & ~np.isinf(array)).any():
+    if dtype.kind == "f" and array.dtype.kind in "iuf" and _overflows(array, dtype):
         return refused(f"the checkpoint holds values beyond the range of its {dtype} tensor "
                        f"(largest {np.finfo(dtype).max})")
-    return converted
+    return array
+
+
+def _overflows(array, dtype):
+    """Whether casting ``array`` to the floating ``dtype`` turns a finite value into an
+    infinity (one pass over it in the common case, and no copy)."""
+    if not array.size:
+        return False
+    limit = np.finfo(dtype).max
+    if -limit <= np.fmin.reduce(array, axis=None) and np.fmax.reduce(array, axis=None) <= limit:
+        return False               # (fmin/fmax skip NaN; an infinity takes the long way)
+    with np.errstate(all="ignore"):
+        converted = array.astype(dtype)
+    return bool((np.isinf(converted) & ~np.isinf(array)).any())
 
 
 class Module:
@@ -953,10 +965,12 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
-        # Every value was converted above: the writes below cannot fail or warn half way.
+        # Every value and conversion was checked above: the writes below cannot fail half
+        # way, and the casts lose nothing a warning would report.
         for module, name, target, planned in plan:
             if not assign:
-                target._data[...] = planned
+                with np.errstate(all="ignore"):
+                    target._data[...] = planned
                 target._bump_version()
             elif name in module._parameters:
                 planned.requires_grad_(target.requires_grad)
