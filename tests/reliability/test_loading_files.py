@@ -488,7 +488,7 @@ def test_a_new_file_gets_open_s_permissions(tmp_path):
     assert os.stat(path).st_mode & 0o777 == os.stat(reference).st_mode & 0o777
 
 
-def test_save_never_replaces_a_directory_fifo_or_device(tmp_path, fifo):
+def test_save_never_replaces_a_directory_or_a_fifo(tmp_path, fifo):
     directory = tmp_path / "dir"
     directory.mkdir()
     with pytest.raises(IsADirectoryError) as info:
