@@ -141,10 +141,15 @@ def normalize_dims(dim, ndim, opname):
     return (normalize_dim(dim, ndim, opname),)
 
 
-def pick_dim(dim, axis, opname):
-    """Accept ``axis`` as NumPy's name for ``dim`` (but not both)."""
+def pick_dim(dim, axis, opname, default=None):
+    """Accept ``axis`` as NumPy's name for ``dim`` (but not both).
+
+    ``default`` is ``dim``'s default (``cat``'s 0): a ``dim`` still equal to
+    it counts as not given. Where ``axis`` is the parameter's own name
+    (``concatenate``), pass it first and ``dim`` as the alias.
+    """
     if axis is not None:
-        if dim is not None:
+        if dim is not None and dim != default:
             raise TypeError(f"{opname}(): pass dim or axis, not both")
         return axis
     return dim

@@ -24,7 +24,7 @@ from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops._utils import normalize_dim, normalize_dims, pick_dim
 from oxmera.ops.creation import full, ones, ones_like
-from oxmera.ops.elementwise import exp, sign, where
+from oxmera.ops.elementwise import exp, maximum, minimum, sign, where
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "logsumexp", "norm", "cumsum", "cumprod", "all", "any", "sum_to"]
@@ -272,12 +272,31 @@ _min_op = op("min", save_output=True, outputs=("values", "indices"))(_min_forwar
 _min_op.vjp(_min_vjp)
 
 
-def max(input, dim=None, keepdim=False, *, axis=None):
-    """Largest value: over all elements, or along ``dim`` with its indices.
+def _elementwise_form(name, input, dim, keepdim, axis, other):
+    """The other tensor of PyTorch's elementwise ``max(input, other)`` form, or None.
+
+    ``max(x, y)`` with ``y`` a tensor (or array), or ``other=y``, is
+    ``maximum(x, y)``; ``max(x, 1)`` is still a reduction over dim 1.
+    """
+    if other is None and isinstance(dim, (_core.Tensor, np.ndarray)):
+        other, dim = dim, None
+    if other is None:
+        return None
+    if dim is not None or axis is not None or keepdim:
+        raise TypeError(f"{name}(): the elementwise form {name}(input, other) takes no dim, "
+                        f"axis or keepdim; use {name}(input, dim, keepdim) to reduce")
+    return other
+
+
+def max(input, dim=None, keepdim=False, *, axis=None, other=None):
+    """Largest value: over all elements, along ``dim`` with its indices, or
+    elementwise against another tensor.
 
     Without ``dim`` the result is a 0-d tensor; with ``dim`` it is a named
     tuple ``(values, indices)``. Ties share the gradient evenly (SPEC §5;
     PyTorch's ``max(dim)`` gives it all to the returned index instead).
+    ``max(input, other)`` with ``other`` a tensor is :func:`maximum`, as in
+    PyTorch.
 
     Examples
     --------
@@ -287,13 +306,20 @@ def max(input, dim=None, keepdim=False, *, axis=None):
     tensor(7., dtype=float32)
     >>> x.max(dim=1).indices
     tensor([1, 0], dtype=int64)
+    >>> oxmera.max(x, oxmera.tensor([3.0, 3.0]))
+    tensor([[3., 5.],
+            [7., 3.]], dtype=float32)
     """
+    other = _elementwise_form("max", input, dim, keepdim, axis, other)
+    if other is not None:
+        return maximum(input, other)
     result = _max_op(input, dim, keepdim, axis=axis)
     return result.values if dim is None and axis is None else result
 
 
-def min(input, dim=None, keepdim=False, *, axis=None):
-    """Smallest value: over all elements, or along ``dim`` with its indices.
+def min(input, dim=None, keepdim=False, *, axis=None, other=None):
+    """Smallest value: over all elements, along ``dim`` with its indices, or
+    elementwise against another tensor (``min(input, other)`` is :func:`minimum`).
 
     Examples
     --------
@@ -303,7 +329,13 @@ def min(input, dim=None, keepdim=False, *, axis=None):
     tensor(1., dtype=float32)
     >>> x.min(dim=0).values
     tensor([1., 2.], dtype=float32)
+    >>> x.min(oxmera.tensor(4.0))
+    tensor([[1., 4.],
+            [4., 2.]], dtype=float32)
     """
+    other = _elementwise_form("min", input, dim, keepdim, axis, other)
+    if other is not None:
+        return minimum(input, other)
     result = _min_op(input, dim, keepdim, axis=axis)
     return result.values if dim is None and axis is None else result
 
@@ -625,7 +657,7 @@ def _(ctx, grad, input, p=2, dim=None, keepdim=False, *, dtype=None):
     return where(small, 0.0, sign(input) * magnitude) * scale
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None):
     """Norm of ``input`` over ``dim`` (all elements by default), as ``torch.norm``.
 
     ``p`` is ``"fro"`` (the 2-norm of the elements), a number (the vector
@@ -633,7 +665,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     nonzeros) or any other) or ``"nuc"`` (the nuclear norm of the matrices in
     the last two dims, or in ``dim``). At a zero vector the gradient of the
     2-norm is 0, as in PyTorch; ties of the inf-norm share it evenly.
-    :func:`oxmera.linalg.norm` is the newer interface.
+    :func:`oxmera.linalg.norm` is the newer interface. ``axis`` is accepted
+    for ``dim``.
 
     Examples
     --------
@@ -646,6 +679,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     >>> oxmera.norm(x, float("inf"))
     tensor(4., dtype=float32)
     """
+    dim = pick_dim(dim, axis, "norm")
     if isinstance(p, str) and p == "nuc":
         from oxmera.ops.linalg import matrix_norm
         return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
