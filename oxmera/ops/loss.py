@@ -76,8 +76,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     ``-weight * (y * log(x) + (1 - y) * log(1 - x))``, with each log clamped
     to at least -100 as in PyTorch; ``weight`` broadcasts to the input's
     shape. The gradient in ``input`` is ``(x - y) / max(x * (1 - x), 1e-12)``
-    (times the weight), also as in PyTorch; ``target`` and ``weight`` get
-    gradients too.
+    (times the weight), also as in PyTorch. ``target`` gets PyTorch's
+    gradient ``log(1 - x) - log(x)`` (unclamped: +inf at ``x = 0``, -inf at
+    ``x = 1``); ``weight`` gets one too (PyTorch has none).
 
     Examples
     --------
@@ -131,10 +132,12 @@ def _(ctx, grad, input, target, weight=None, size_average=None, reduce=None, red
         variance = input * (1 - input)
         grad_input = weighted * (input - target) / where(lt(variance, _EPSILON), _EPSILON,
                                                          variance)
-    if needs[1] or needs[2]:
+    if needs[1]:
+        # PyTorch's binary_cross_entropy_target_backward: -logit(x), from the
+        # unclamped logs (the clamp is the forward's, for a finite loss), so
+        # +inf at x = 0 and -inf at x = 1, not +-100.
+        grad_target = weighted * (log1p(-input) - log(input))
+    if needs[2]:
         log_x, log_1mx = _clamp_log(log(input)), _clamp_log(log1p(-input))
-        if needs[1]:
-            grad_target = weighted * (log_1mx - log_x)
-        if needs[2]:
-            grad_weight = -grad * (target * log_x + (1 - target) * log_1mx)
+        grad_weight = -grad * (target * log_x + (1 - target) * log_1mx)
     return grad_input, grad_target, grad_weight
