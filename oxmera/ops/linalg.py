@@ -20,7 +20,7 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import pick_dim
+from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.elementwise import mul, where
 
@@ -324,8 +324,14 @@ def _einsum_op(operands, equation):
     >>> _einsum_op([oxmera.ones(2, 3), oxmera.ones(3)], "ij,j->i")
     tensor([3., 3.], dtype=float32)
     """
+    dtype = operands[0].dtype if operands else None
+    wide = accumulation_dtype(dtype)
+    if wide != dtype:
+        # NumPy's own einsum loops sum float16 in float16 (matmul and
+        # PyTorch's einsum do not): [60000, 60000, -60000] would sum to inf.
+        operands = [a.astype(wide) for a in operands]
     out = np.einsum(equation, *operands, optimize=_optimize(equation, operands))
-    out = np.asarray(out)
+    out = np.asarray(out) if wide == dtype else narrow(out, dtype)
     # One operand can give a view of it (a transpose, a diagonal): the op's
     # output must own its memory.
     if any(np.may_share_memory(out, a) for a in operands):
