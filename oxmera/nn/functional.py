@@ -408,7 +408,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         rows = np.unique(index)
         data = weight._data
-        norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
+        # In float32 for float16: a row of 300s and 400s has norm 500 but squares to inf.
+        norms = np.linalg.norm(data[rows].astype(accumulation_dtype(data.dtype), copy=False),
+                               ord=norm_type, axis=1)
         big = norms > max_norm
         if big.any():
             scale = max_norm / (norms[big] + 1e-7)

@@ -315,6 +315,13 @@ def test_broadcast_gradient_is_summed_in_float32():
     assert_half(b.grad, [N * float(np.float16(1e-3))])
 
 
+def test_embedding_max_norm_measures_float16_rows_in_float32():
+    weight = half([[300.0, 400.0], [3.0, 4.0]])
+    F.embedding(oxmera.tensor([0, 1]), weight, max_norm=50.0)
+    # Row 0 (norm 500) is scaled to norm 50; row 1 (norm 5) is left alone.
+    assert_half(weight, [[30.0, 40.0], [3.0, 4.0]])
+
+
 # -- against PyTorch, where PyTorch accumulates in float32 -----------------------------------
 
 _TORCH_CALLS = {
