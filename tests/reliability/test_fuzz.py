@@ -296,15 +296,15 @@ def test_view_taken_after_inplace_on_base():
     np.testing.assert_array_equal(x.grad.numpy(), [[4.0, 4.0, 4.0], [2.0, 2.0, 2.0]])
 
 
-_EARLIER_VIEWS = ("the core locks an array saved for backward by clearing its WRITEABLE flag, "
-                  "but NumPy views made before the lock (an oxmera view's array, or the user's "
-                  "own) keep theirs: a write through them changes the saved values silently "
-                  "(no version bump) and the gradient comes out wrong. Mutation safety is the "
-                  "core's; lock the views too, or document the limit")
+_EARLIER_VIEWS = ("a documented limit (docs/autograd_mechanics.rst): the core locks memory saved "
+                  "for backward by clearing the WRITEABLE flag of the arrays it knows over it, "
+                  "but NumPy keeps no list of an array's views, so a NumPy view the user made "
+                  "before the lock keeps its flag: a write through it changes the saved values "
+                  "silently and the gradient comes out wrong")
 
 
-@pytest.mark.xfail(reason=_EARLIER_VIEWS, strict=False)
 def test_write_through_an_oxmera_view_made_before_the_lock():
+    # The view's array is handed out (numpy()) after the lock: it is locked then.
     x = oxmera.tensor(np.arange(1.0, 5.0), dtype=oxmera.float64, requires_grad=True)
     c = x * 1.0
     view = c[:2]                         # made before mul saves c
@@ -315,7 +315,7 @@ def test_write_through_an_oxmera_view_made_before_the_lock():
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0, 8.0])
 
 
-@pytest.mark.xfail(reason=_EARLIER_VIEWS, strict=False)
+@pytest.mark.xfail(reason=_EARLIER_VIEWS, strict=True)
 def test_write_through_a_numpy_view_made_before_the_lock():
     memory = np.arange(1.0, 5.0)
     view = memory[1:]                    # the user's own view, made before
