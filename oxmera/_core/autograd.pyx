@@ -21,7 +21,7 @@ cimport cython
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_REFCNT
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import itertools
 import threading

@@ -40,7 +40,8 @@ def engine_objects():
     """Real objects the engine made: a leaf, an output, its node, an op and its meta."""
     x = oxmera.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * x).sum()
-    objects = [x, y, y.grad_fn, y.grad_fn.next_functions[0][0], oxmera.ops._registry.REGISTRY["mul"]]
+    objects = [x, y, y.grad_fn, y.grad_fn.next_functions[0][0],
+               oxmera.ops._registry.REGISTRY["mul"]]
     return objects, (x, y)
 
 

@@ -255,7 +255,7 @@ def test_a_write_racing_a_backward_never_leaves_memory_read_only(runslow):
     big = np.ones(2_000_000)
     for trial in range(200 if runslow else 20):
         t = oxmera.ones(2_000_000, dtype=oxmera.float64)
-        y, w = _saves(t)
+        graph = dict(zip(("y", "w"), _saves(t)))
         errors = []
 
         def write():
@@ -266,7 +266,7 @@ def test_a_write_racing_a_backward_never_leaves_memory_read_only(runslow):
 
         def backward():
             try:
-                y.backward()
+                graph["y"].backward()
             except RuntimeError:          # the write may come first: a version error
                 pass
 
@@ -275,7 +275,7 @@ def test_a_write_racing_a_backward_never_leaves_memory_read_only(runslow):
             thread.start()
         for thread in threads:
             thread.join(timeout=60)
-        del y
+        graph.clear()
         assert not errors, errors
         assert t.numpy().flags.writeable, f"trial {trial}: left read-only"
         t.add_(1.0)

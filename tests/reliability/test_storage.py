@@ -11,11 +11,11 @@ that says what to pass instead, since dropping its mask changes the data.
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
-
 import oxmera
 import oxmera.nn.functional as F
 from oxmera._core import autograd as core
+
+pytestmark = pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 
 
 class Tagged(np.ndarray):
