@@ -117,3 +117,15 @@ def test_storage_of_an_unsupported_dtype_is_refused():
         core._wrap(np.array(["a", "b"]))
     with pytest.raises(TypeError, match="unsupported dtype"):
         oxmera.from_numpy(np.zeros(2, dtype=[("a", "f8")]))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: oxmera.zeros(2, dtype=np.complex64), lambda: oxmera.ones(2, dtype=np.complex128),
+    lambda: oxmera.empty(2, dtype="c8"), lambda: oxmera.full((2,), 1.0, dtype=np.complex64),
+    lambda: oxmera.arange(3, dtype=np.complex128), lambda: oxmera.eye(2, dtype="c16"),
+    lambda: oxmera.zeros(2, dtype="U3"),
+], ids=["zeros", "ones", "empty", "full", "arange", "eye", "str"])
+def test_creation_refuses_dtypes_tensors_cannot_hold(make):
+    # zeros(2, dtype=complex64) gave a complex tensor, which no op supports.
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        make()
