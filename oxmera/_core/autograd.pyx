@@ -1709,6 +1709,12 @@ def record_function(OpDef op not None, tuple inputs not None, tuple outputs not 
     (the Function saves what it needs on its ctx) and passes ``extra`` to
     the op's VJP after one ``None`` per input.
     """
+    if op.forward is None or op.n_inputs != 0 or op.save_mask is not None:
+        raise TypeError(f"record_function(): {op!r} is not a custom Function's op (those are "
+                        f"built with no tensor inputs and no save mask)")
+    for i in inputs:
+        if not isinstance(i, Tensor):
+            raise TypeError(f"{op.name}: inputs must be Tensors, got {type(i).__name__}")
     for o in outputs:
         if not isinstance(o, Tensor) or (<Tensor>o)._meta is not None:
             raise TypeError(f"{op.name}: outputs must be new tensors without history")
@@ -2164,6 +2170,9 @@ cdef _MemoryLock _acquire_memory(object array):
     found = _memory_locks.get(key)
     if found is None:
         entry = _MemoryLock.__new__(_MemoryLock)
+        # (the allocation may have run a finalizer that locked this memory)
+        found = _memory_locks.get(key)
+    if found is None:
         entry.key = key
         entry.owner = owner
         _memory_locks[key] = entry
@@ -2388,8 +2397,10 @@ cdef int _bump_savers(object array, VersionCounter own) except -1:
         return 0
     entry = <_MemoryLock>found
     bumped = [own]
-    for i in range(entry.n_lockers):
+    i = 0
+    while i < entry.n_lockers:          # (re-read: the list is the lock's, not a copy)
         saver = <object>entry.lockers[i]
+        i += 1
         if isinstance(saver, Tensor):
             counter = _counter_of(<Tensor>saver)
         else:
