@@ -108,7 +108,11 @@ cdef class _MemoryLock:
     cdef PyObject** lockers
     cdef Py_ssize_t n_lockers      # entries used in lockers
     cdef Py_ssize_t cap_lockers    # entries allocated
-    cdef list cleared              # arrays whose WRITEABLE flag oxmera cleared; set again at 0
+    cdef PyObject* few_lockers[2]  # lockers' storage while there are no more (no allocation)
+    # The arrays whose WRITEABLE flag oxmera cleared, set again when count falls
+    # to 0: the first (commonly the only one), then a list of the others.
+    cdef object first_cleared
+    cdef list cleared
 
 
 cdef bint grad_enabled() except -1

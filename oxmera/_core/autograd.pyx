@@ -19,7 +19,8 @@ What does not
 
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memcpy
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
@@ -2093,9 +2094,9 @@ cdef class _MemoryLock:
     """
 
     def __dealloc__(self):
-        if self.lockers != NULL:
+        if self.lockers != NULL and self.lockers != self.few_lockers:
             PyMem_Free(self.lockers)
-            self.lockers = NULL
+        self.lockers = NULL
 
     def __reduce__(self):
         raise TypeError("a memory lock cannot be copied or pickled: it belongs to the graph "
@@ -2134,12 +2135,24 @@ cdef inline object _find_lock(object array):
 
 
 cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
+    if entry.first_cleared is array:
+        return True
     if entry.cleared is None:
         return False
     for obj in entry.cleared:
         if obj is array:
             return True
     return False
+
+
+cdef int _remember_cleared(_MemoryLock entry, object array) except -1:
+    if entry.first_cleared is None:
+        entry.first_cleared = array
+    elif entry.cleared is None:
+        entry.cleared = [array]
+    else:
+        entry.cleared.append(array)
+    return 0
 
 
 cdef int _clear_chain(_MemoryLock entry, object array) except -1:
@@ -2151,10 +2164,7 @@ cdef int _clear_chain(_MemoryLock entry, object array) except -1:
     while cnp.PyArray_Check(obj):
         if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
-            if entry.cleared is None:
-                entry.cleared = [obj]
-            else:
-                entry.cleared.append(obj)
+            _remember_cleared(entry, obj)
         base = cnp.PyArray_BASE(<cnp.ndarray>obj)
         if base == NULL:
             break
@@ -2189,8 +2199,12 @@ cdef int _release_memory(_MemoryLock entry) except -1:
     entry.count -= 1
     if entry.count > 0:
         return 0
+    first = entry.first_cleared
     cleared = entry.cleared
+    entry.first_cleared = None
     entry.cleared = None
+    if first is not None:
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>first, cnp.NPY_ARRAY_WRITEABLE)
     if cleared is not None:
         for obj in cleared:
             cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
@@ -2202,9 +2216,17 @@ cdef int _release_memory(_MemoryLock entry) except -1:
 cdef int _add_locker(_MemoryLock entry, PyObject* saver) except -1:
     cdef Py_ssize_t cap
     cdef PyObject** grown
-    if entry.n_lockers == entry.cap_lockers:
-        cap = 2 if entry.cap_lockers == 0 else 2 * entry.cap_lockers
-        grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
+    if entry.cap_lockers == 0:
+        entry.lockers = entry.few_lockers
+        entry.cap_lockers = 2
+    elif entry.n_lockers == entry.cap_lockers:
+        cap = 2 * entry.cap_lockers
+        if entry.lockers == entry.few_lockers:
+            grown = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
+            if grown != NULL:
+                memcpy(grown, entry.few_lockers, 2 * sizeof(PyObject*))
+        else:
+            grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
         if grown == NULL:
             raise MemoryError()
         entry.lockers = grown
@@ -2359,10 +2381,8 @@ cdef int _adopt(object array) except -1:
         obj = <object>base
         if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj) and not _was_cleared(entry, obj):
             return 0
-    if entry.cleared is None:
-        entry.cleared = [array]
-    elif not _was_cleared(entry, array):
-        entry.cleared.append(array)
+    if not _was_cleared(entry, array):
+        _remember_cleared(entry, array)
     return 0
 
 
@@ -2601,33 +2621,40 @@ cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
 
 
 # Python numbers given for tensor inputs, as the 0-d arrays VJPs receive them
-# (read-only: shared by every node that saved the same number).
-cdef dict _scalar_arrays = {}
+# (read-only: shared by every node that saved the same number), one table per
+# type (2 == 2.0 == True as dict keys).
+cdef dict _float_arrays = {}
+cdef dict _int_arrays = {}
 
 
 cdef Tensor _scalar_tensor(object v):
     # NumPy's dtype for the number (float64, int64, bool): exact, and 0-d, so
     # by the promotion rules it does not upcast the gradient it multiplies.
-    key = (type(v), v)
-    arr = _scalar_arrays.get(key)
+    if isinstance(v, _np_generic):
+        v = v.item()
+    table = _float_arrays if type(v) is float else _int_arrays if type(v) is int else None
+    arr = None if table is None else (<dict>table).get(v)
     if arr is None:
-        arr = _np_asarray(v.item() if isinstance(v, _np_generic) else v)
+        arr = _np_asarray(v)
         cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
-        if len(_scalar_arrays) < 1024:
-            _scalar_arrays[key] = arr
+        if table is not None and len(<dict>table) < 1024:
+            (<dict>table)[v] = arr
     return wrap_array(arr)
 
 
 cdef tuple _vjp_args(GradFn node):
     # The saved arguments with each Python number in a tensor slot as a 0-d
     # Tensor: a VJP only ever sees Tensors (or None) for its tensor inputs.
-    cdef Py_ssize_t i
-    cdef list args = list(node.args)
-    for i in range(len(node.next_fns)):
-        v = args[i]
-        if v is not None and not isinstance(v, Tensor):
-            args[i] = _scalar_tensor(v)
-    return tuple(args)
+    # (Built in place, as apply_op builds a forward's arguments.)
+    cdef Py_ssize_t i, n = len(node.next_fns), total = len(node.args)
+    cdef tuple args = PyTuple_New(total)
+    for i in range(total):
+        v = node.args[i]
+        if i < n and v is not None and not isinstance(v, Tensor):
+            v = _scalar_tensor(v)
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(args, i, v)
+    return args
 
 
 cdef object _call_vjp(GradFn node, object grads):
