@@ -25,6 +25,7 @@ from cpython.ref cimport Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import itertools
+import sys
 import threading
 import traceback
 import warnings
@@ -249,16 +250,15 @@ cdef inline bint _supported_kind(object dtype):
     return dtype.kind in "biuf"
 
 
-cdef object _masked_array = np.ma.MaskedArray
-
-
 cdef object _base_ndarray(object array):
     # Tensors hold base-class ndarrays only: a subclass changes what NumPy's
     # functions compute (np.matrix keeps two dimensions, a MaskedArray skips
     # masked values), so the ops would silently compute something else.
     # np.asarray gives a base-class view sharing the memory (np.memmap too).
     # A MaskedArray is refused: dropping its mask would silently change data.
-    if isinstance(array, _masked_array):
+    # (numpy.ma is not imported for this: no MaskedArray exists until it is.)
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(array, masked.MaskedArray):
         raise TypeError(
             "oxmera tensors cannot hold a numpy.ma.MaskedArray: dropping its mask would change "
             "the data silently; pass array.filled(fill_value) to fill the masked entries, or "
