@@ -21,7 +21,7 @@ import oxmera
 import oxmera.nn.functional as F
 from oxmera.autograd import gradcheck, gradgradcheck
 
-from tests.ops._helpers import leaf, unchanged
+from ops._helpers import leaf, unchanged  # (tests/ is on sys.path: pytest rootdir-style packages)
 
 F64 = oxmera.float64
 

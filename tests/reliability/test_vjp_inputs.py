@@ -18,7 +18,7 @@ import oxmera.extend
 import oxmera.ops.inplace
 from oxmera._core import autograd as core
 from oxmera.ops._registry import REGISTRY
-from tests.ops._cases import all_cases
+from ops._cases import all_cases  # (tests/ is on sys.path: pytest rootdir-style packages)
 
 # Internal ops the engine or in-place writes record, never called with raw operands.
 INTERNAL = {"copy_slices"}
