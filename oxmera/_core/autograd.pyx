@@ -417,9 +417,7 @@ def _wrap(array):
     ``array`` may be anything ``as_tensor`` takes; it becomes a base-class
     ndarray of a supported dtype (sharing memory where it can).
     """
-    array = _as_storage(array)
-    _adopt(array)
-    return wrap_array(array)
+    return wrap_array(_as_storage(array))
 
 
 cdef int _check_can_require_grad(object dtype) except -1:
@@ -878,9 +876,7 @@ cdef class Tensor:
                 f"cannot assign .data of a tensor (shape {self._data.shape}) that a live graph "
                 f"saved for backward: the gradient needs the values it had; run backward (or "
                 f"drop the graph) first, or assign to a new tensor")
-        array = as_array(value)
-        _adopt(array)
-        self._data = array
+        self._data = as_array(value)
 
     @property
     def _version(self):
@@ -1002,7 +998,6 @@ def _rebuild_tensor(cls, array, requires_grad, writeable=None):
             array.flags.writeable = True
         except ValueError:          # over read-only memory (a bytes object): copy
             array = array.copy()
-    _adopt(array)
     t = cls.__new__(cls)
     t._data = array
     if requires_grad:
@@ -1677,7 +1672,7 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
         t._version_counter = _counter_of(<Tensor>args[0])
         _set_links(t, _view_entry(<Tensor>args[0], op, args, kwargs), None)
         if _memory_locks:
-            _adopt(out)
+            _adopt(out, fargs[0])
     if recording:
         _record(op, values, n, args, kwargs, (t,), False)
     elif origin is not None:
@@ -1920,7 +1915,7 @@ cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
                 _set_links(<Tensor>o, (None, ((op, args[1:], kwargs),)), None)
-                _adopt((<Tensor>o)._data)
+                _adopt((<Tensor>o)._data, source)
     return 0
 
 
@@ -2108,22 +2103,38 @@ cdef class _MemoryLock:
         return self.count
 
 
-cdef inline object _memory_owner(object array):
-    # The end of the base chain: the ndarray owning the data, or the object
-    # whose buffer the chain's last array was made over (bytes, mmap, ...).
+try:                                    # NumPy's as_strided wraps its array in one
+    from numpy.lib._stride_tricks_impl import DummyArray as _DummyArray
+except ImportError:                     # pragma: no cover - older NumPy
+    from numpy.lib.stride_tricks import DummyArray as _DummyArray
+
+
+cdef inline object _next_base(object obj):
+    # One step up the chain of objects the memory of ``obj`` belongs to: an
+    # ndarray's base; the exporter behind a memoryview (np.frombuffer keeps
+    # one per array, np.asarray(memoryview(a)) too); the array behind
+    # as_strided's wrapper. None at the end (or for a foreign object, which
+    # is the end: DLPack's capsules say nothing of their producer).
     cdef PyObject* base
-    obj = array
-    while cnp.PyArray_Check(obj):
+    if cnp.PyArray_Check(obj):
         base = cnp.PyArray_BASE(<cnp.ndarray>obj)
-        if base == NULL:
-            return obj
-        obj = <object>base
+        return None if base == NULL else <object>base
     if type(obj) is memoryview:
-        # np.frombuffer keeps a memoryview per array: the memory is its exporter's.
-        exporter = (<memoryview>obj).obj
-        if exporter is not None:
-            return exporter
-    return obj
+        return obj.obj
+    if type(obj) is _DummyArray:
+        return obj.base
+    return None
+
+
+cdef inline object _memory_owner(object array):
+    # The end of the chain: the ndarray owning the data, or the object whose
+    # buffer the chain's last array was made over (bytes, mmap, ...).
+    obj = array
+    while True:
+        up = _next_base(obj)
+        if up is None:
+            return obj
+        obj = up
 
 
 cdef inline object _find_lock(object array):
@@ -2159,16 +2170,12 @@ cdef int _clear_chain(_MemoryLock entry, object array) except -1:
     # Clear the WRITEABLE flag of ``array`` and of every array between it and
     # the owner that still has it, remembering each: those are the flags the
     # last unlock sets again.
-    cdef PyObject* base
     obj = array
-    while cnp.PyArray_Check(obj):
-        if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
+    while obj is not None:
+        if cnp.PyArray_Check(obj) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
             _remember_cleared(entry, obj)
-        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
-        if base == NULL:
-            break
-        obj = <object>base
+        obj = _next_base(obj)
     return 0
 
 
@@ -2352,37 +2359,25 @@ cdef bint _has_overlap(object array) noexcept:
     return False
 
 
-cdef int _adopt(object array) except -1:
-    """Count a new view of locked memory as made read-only by oxmera.
+cdef int _adopt(object array, object source) except -1:
+    """Count a view oxmera made of locked memory as made read-only by oxmera.
 
-    A view made of an array oxmera made read-only is read-only as well
-    (NumPy's rule); oxmera gives it its flag back with the others when the
-    memory is unlocked, and lets its own in-place ops write through it. Only
-    when it is a view of an array oxmera cleared, and every read-only array
-    above it is one too: an array over memory that was read-only anyway (a
-    user's read-only array, bytes), or a broadcast view, stays read-only.
+    ``array`` is a view the op made of ``source``; made of an array oxmera
+    made read-only, it is read-only as well (NumPy's rule), so oxmera gives
+    it its flag back with the others when the memory is unlocked, and lets
+    its own in-place ops write through it. Only when ``source`` is one of the
+    arrays oxmera cleared (or adopted): a view of a user's read-only array,
+    or a broadcast view, stays read-only. (NumPy points views at the array
+    owning the memory, so their base cannot tell which array they came from.)
     """
-    cdef PyObject* base
     if (not _memory_locks or not cnp.PyArray_Check(array)
             or cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array) or _has_overlap(array)):
         return 0
     found = _find_lock(array)
-    if found is None:
+    if found is None or not _was_cleared(<_MemoryLock>found, source):
         return 0
-    entry = <_MemoryLock>found
-    base = cnp.PyArray_BASE(<cnp.ndarray>array)
-    if base == NULL or not _was_cleared(entry, <object>base):
-        return 0                    # not read-only by inheritance from oxmera's lock
-    obj = array
-    while True:
-        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
-        if base == NULL or not cnp.PyArray_Check(<object>base):
-            break
-        obj = <object>base
-        if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj) and not _was_cleared(entry, obj):
-            return 0
-    if not _was_cleared(entry, array):
-        _remember_cleared(entry, array)
+    if not _was_cleared(<_MemoryLock>found, array):
+        _remember_cleared(<_MemoryLock>found, array)
     return 0
 
 
@@ -2396,6 +2391,11 @@ cdef object _exposed(Tensor t):
         if found is not None:
             _clear_chain(<_MemoryLock>found, arr)
     return arr
+
+
+def _memory_is_locked(array):
+    """Whether a live graph saved the memory behind ``array`` for backward."""
+    return cnp.PyArray_Check(array) and _find_lock(array) is not None
 
 
 def _exported_array(Tensor t not None):
