@@ -2350,13 +2350,17 @@ cdef int _unlock_saved(GradFn node) except -1:
 
 cdef bint _has_overlap(object array) noexcept:
     # A broadcast view: several elements at one address (read-only by design).
+    # An empty array has no elements to share one (NumPy gives some a 0 stride).
     cdef int i
+    cdef bint zero_stride = False
     cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(<cnp.ndarray>array)
     for i in range(cnp.PyArray_NDIM(<cnp.ndarray>array)):
+        if dims[i] == 0:
+            return False
         if strides[i] == 0 and dims[i] > 1:
-            return True
-    return False
+            zero_stride = True
+    return zero_stride
 
 
 cdef int _adopt(object array, object source) except -1:
