@@ -13,12 +13,18 @@ header's ``__metadata__`` (``oxmera.structure``, with its CRC-32 in
 checksum. So any change to the tree or to a tensor's bytes is detected.
 
 Loading never executes code (no pickle): it parses JSON and copies bytes.
-Everything is checked before anything is returned — the header, every
-tensor's dtype, shape, byte range and checksum, and the tree — so a
-truncated, corrupted or foreign file raises ``ValueError`` naming the file
-and the problem, and never yields a half-loaded object. Saving writes a
-temporary file beside the target and renames it into place, so an
-interrupted save never leaves a truncated file under the target's name.
+A path must be a regular file (a FIFO, device or directory is refused before
+anything is read); the 8-byte header length is read first, then the header,
+then exactly the tensor bytes it describes, so a lying length cannot make
+load read forever. Everything is checked before anything is returned — the
+header, every tensor's dtype, shape, byte range and checksum, every field of
+every node of the tree and every reference to a tensor — so a truncated,
+corrupted or foreign file raises ``ValueError`` naming the file and the
+problem, and never yields a half-loaded object. Saving refuses what loading
+would (a tree nested too deeply, a cycle, a header too large), then writes
+a temporary file beside the target (following a symlink, as ``open()``
+does) and renames it into place, so an interrupted save never leaves a
+truncated file under the target's name.
 
 A safetensors file written by another tool (no oxmera structure) loads as a
 flat dict from tensor name to tensor.
@@ -26,11 +32,13 @@ flat dict from tensor name to tensor.
 What this module leaves to others: ``Module.load_state_dict`` and
 ``Optimizer.load_state_dict`` check that a loaded dict fits.
 """
+import errno
 import json
 import math
 import os
+import secrets
+import stat
 import struct
-import tempfile
 import zlib
 
 import numpy as np
@@ -57,6 +65,7 @@ _DTYPE_NAMES = {dtype: name for name, dtype in _DTYPES.items()}
 _SCALARS = (str, int, float, bool, type(None))
 _MAX_HEADER = 100_000_000      # the safetensors format's own limit
 _MAX_DEPTH = 500               # nesting of the structure's JSON: deeper is refused
+_CHUNK = 1 << 24               # a stream is read in pieces of this size: memory follows the data
 
 
 # -- saving ---------------------------------------------------------------------------------
@@ -71,6 +80,7 @@ class _Encoder:
     def __init__(self):
         self.arrays = {}        # name -> contiguous little-endian array
         self.names = {}         # id(tensor or array) -> (name, the object, kept alive)
+        self.open = set()       # ids of the containers being encoded (a cycle revisits one)
 
     def _name_for(self, path):
         base = ".".join(str(p) for p in path) or "tensor"
@@ -99,17 +109,7 @@ class _Encoder:
         self.names[id(value)] = (name, value, node)
         return dict(node)
 
-    def encode(self, value, path=()):
-        if isinstance(value, Tensor):
-            return self._array_node("tensor", value, value._data, path)
-        if isinstance(value, np.ndarray):
-            return self._array_node("ndarray", value, value, path)
-        if isinstance(value, np.generic):
-            return self._array_node("numpy_scalar", value, np.asarray(value), path)
-        if isinstance(value, float):
-            return value if math.isfinite(value) else {"float": repr(value)}
-        if isinstance(value, _SCALARS):
-            return value
+    def _encode_container(self, value, path):
         if isinstance(value, dict):
             items = []
             for key, item in value.items():
@@ -123,9 +123,33 @@ class _Encoder:
                                     f"be str, int, float, bool or None")
                 items.append([encoded_key, self.encode(item, path + (key,))])
             return {"dict": items}
-        if isinstance(value, (list, tuple)):
-            kind = "list" if isinstance(value, list) else "tuple"
-            return {kind: [self.encode(item, path + (i,)) for i, item in enumerate(value)]}
+        kind = "list" if isinstance(value, list) else "tuple"
+        return {kind: [self.encode(item, path + (i,)) for i, item in enumerate(value)]}
+
+    def encode(self, value, path=()):
+        if isinstance(value, Tensor):
+            return self._array_node("tensor", value, value._data, path)
+        if isinstance(value, np.ndarray):
+            return self._array_node("ndarray", value, value, path)
+        if isinstance(value, np.generic):
+            return self._array_node("numpy_scalar", value, np.asarray(value), path)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else {"float": repr(value)}
+        if isinstance(value, _SCALARS):
+            return value
+        if isinstance(value, (dict, list, tuple)):
+            # Each container is at least two levels of the structure's JSON: one this
+            # deep is refused by load(), and cannot recurse past Python's limit here.
+            if id(value) in self.open:
+                raise ValueError(f"oxmera.save(): {_describe(path)} contains itself (a "
+                                 f"reference cycle), which a file cannot hold")
+            if len(path) >= _MAX_DEPTH // 2:
+                raise _too_deep_error()
+            self.open.add(id(value))
+            try:
+                return self._encode_container(value, path)
+            finally:
+                self.open.discard(id(value))
         hint = (" (convert it with .numpy() or oxmera.tensor() first)"
                 if type(value).__module__.startswith("torch") else "")
         raise TypeError(f"oxmera.save(): cannot store a {type(value).__name__} at "
@@ -149,12 +173,20 @@ def save(obj, f):
         (tied weights) are kept.
     f : str, os.PathLike or binary file object
         Where to write. A path is written through a temporary file renamed
-        into place, so a failed save leaves any previous file intact.
+        into place, so a failed save leaves any previous file intact; a
+        symlink is followed (the file it points to is replaced, keeping its
+        permissions).
 
     Raises
     ------
     TypeError
         ``obj`` holds something else (naming where), before anything is written.
+    ValueError
+        ``obj`` is nested too deeply for ``load`` (or contains itself), or
+        ``f`` is a FIFO or device (pass a file object to write to one).
+    OSError
+        The file cannot be written (e.g. ``FileNotFoundError`` for a missing
+        directory); the error names ``f``, and a previous file is left intact.
 
     Examples
     --------
@@ -170,27 +202,97 @@ def save(obj, f):
     from safetensors.numpy import save as _safetensors_save
 
     encoder = _Encoder()
-    structure = json.dumps(encoder.encode(obj), separators=(",", ":"), allow_nan=False)
+    tree = encoder.encode(obj)
+    if _too_deep(tree, _MAX_DEPTH):        # the very check load() makes
+        raise _too_deep_error()
+    structure = json.dumps(tree, separators=(",", ":"), allow_nan=False)
     metadata = {_VERSION_KEY: _FORMAT_VERSION, _STRUCTURE_KEY: structure,
                 _CHECKSUM_KEY: str(zlib.crc32(structure.encode("utf-8")))}
     data = _safetensors_save(encoder.arrays, metadata=metadata)
+    (header_length,) = struct.unpack("<Q", data[:8])
+    if header_length > _MAX_HEADER:
+        raise ValueError(f"oxmera.save(): the file's header would be {header_length} bytes, "
+                         f"more than the {_MAX_HEADER} safetensors (and oxmera.load()) "
+                         f"allows; store the many small values as tensors instead")
     if hasattr(f, "write"):
         f.write(data)
         return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".oxmera-save-", suffix=".tmp", dir=directory)
+    _write_atomically(os.fsdecode(os.fspath(f)), data)
+
+
+def _too_deep_error():
+    return ValueError(f"oxmera.save(): obj is nested too deeply: its structure would exceed "
+                      f"the {_MAX_DEPTH} levels of JSON that oxmera.load() reads (each dict "
+                      f"takes three, each list or tuple two)")
+
+
+def _kind_of_file(mode):
+    """What a non-regular file is, for messages."""
+    for test, kind in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO (named pipe)"),
+                       (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return kind
+    return "special file"
+
+
+def _write_atomically(path, data):
+    """Write ``data`` to ``path`` through a temporary file renamed over it.
+
+    A symlink is followed (the file it points to is replaced and the link kept), as
+    ``open(path, 'wb')`` would; the new file gets the replaced file's permissions, or
+    ``open()``'s (0o666 less the umask). Errors name ``path``, never the temporary file;
+    a directory, FIFO or device under ``path`` is refused before anything is written.
+    """
+    def failed(err, problem=None):
+        problem = problem or err.strerror or str(err)
+        return type(err)(err.errno, f"oxmera.save() cannot write there: {problem}", path)
+
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:                  # e.g. a symlink loop, a permission
+        raise failed(err) from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "oxmera.save() cannot write there: it is a "
+                                "directory", path)
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ValueError(f"oxmera.save(): cannot write {path!r}: it is a "
+                         f"{_kind_of_file(mode)}, not a regular file (to write to it, pass "
+                         f"a file object opened with open(path, 'wb'))")
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, f"oxmera.save() cannot write there: the "
+                                f"directory {directory!r} does not exist", path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for attempt in range(100):             # a name clash is a 1 in 2**48 chance each time
+        temporary = os.path.join(directory, f".{os.path.basename(target)}."
+                                            f"{secrets.token_hex(6)}.oxmera-tmp")
+        try:
+            handle = os.open(temporary, flags, 0o666)     # the umask applies, as for open()
+            break
+        except FileExistsError as err:
+            if attempt == 99:
+                raise failed(err, "no free name for the temporary file") from None
+        except OSError as err:
+            raise failed(err) from None
     try:
         with os.fdopen(handle, "wb") as out:
+            if mode is not None:
+                os.chmod(temporary, stat.S_IMODE(mode))
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
+        os.replace(temporary, target)
+    except BaseException as err:
         try:
             os.unlink(temporary)
         except OSError:
             pass
+        if isinstance(err, OSError):
+            raise failed(err) from None
         raise
 
 
@@ -200,67 +302,167 @@ class _Corrupt(Exception):
     """A problem with the file's content (becomes ValueError naming the file)."""
 
 
-def _read(f):
+def _source(f):
+    """How messages name the file ``f``."""
     if hasattr(f, "read"):
-        data = f.read()
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"oxmera.load(): the file object must be opened in binary mode "
-                            f"('rb'), it returned {type(data).__name__}")
         name = getattr(f, "name", None)
-        return bytes(data), repr(name) if name is not None else f"<{type(f).__name__} object>"
+        return repr(name) if name is not None else f"<{type(f).__name__} object>"
+    return repr(os.fsdecode(os.fspath(f)))
+
+
+def _read(f):
+    """The bytes, header and metadata of the safetensors file ``f`` (a path or a binary
+    file object).
+
+    A path must name a regular file (a symlink is followed): a directory, FIFO or
+    device is refused before anything is read, so ``/dev/zero`` cannot fill memory and
+    a FIFO without a writer cannot block. Either way the 8-byte header length is read
+    first, then the header, then exactly the tensor bytes the header describes.
+    """
+    if hasattr(f, "read"):
+        return _read_header_first(f, _remaining_size(f))
     path = os.fspath(f)
-    with open(path, "rb") as handle:
-        return handle.read(), repr(path)
+    _refuse_non_regular(os.stat(path).st_mode)
+    # O_NONBLOCK: a FIFO put in the file's place since the stat above does not block
+    # the open; the fstat below then refuses it.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        _refuse_non_regular(info.st_mode)
+        return _read_header_first(handle, info.st_size)
 
 
-def _parse_header(data):
-    """The header dict, after checking the layout safetensors prescribes."""
-    if len(data) < 8:
-        raise _Corrupt(f"the file is {len(data)} bytes long, too short for a safetensors file "
+def _refuse_non_regular(mode):
+    if not stat.S_ISREG(mode):
+        raise _Corrupt(f"it is a {_kind_of_file(mode)}, not a regular file (oxmera.load "
+                       f"reads a path only from a regular file; pass a file object to read "
+                       f"a stream)")
+
+
+def _remaining_size(f):
+    """The bytes from ``f``'s position to its end, or None for a stream (a pipe, a
+    device, anything that cannot seek)."""
+    try:
+        fd = f.fileno()
+    except (AttributeError, OSError, ValueError):      # e.g. io.BytesIO
+        fd = None
+    try:
+        if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        if not f.seekable():
+            return None
+        position = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(position)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return end - position
+
+
+def _read_exactly(handle, count):
+    """Up to ``count`` bytes of ``handle`` (fewer at its end), read in chunks so that a
+    stream shorter than a header claims takes no more memory than it holds."""
+    chunks, remaining = [], count
+    while remaining > 0:
+        chunk = handle.read(min(remaining, _CHUNK))
+        if chunk is not None and not isinstance(chunk, (bytes, bytearray, memoryview)):
+            raise TypeError(f"oxmera.load(): the file object must be opened in binary mode "
+                            f"('rb'), it returned {type(chunk).__name__}")
+        if not chunk:
+            break
+        chunks.append(bytes(chunk))
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _format_hint(head):
+    if head[:4] == b"PK\x03\x04":
+        return " (it looks like a zip archive, e.g. a torch.save file or a .npz)"
+    if head[:1] == b"\x80":
+        return " (it looks like a pickle; oxmera.load never unpickles)"
+    if head[:6] == b"\x93NUMPY":
+        return " (it looks like a .npy file)"
+    return ""
+
+
+def _read_header_first(handle, size):
+    """The file's bytes, its header and the header's metadata; ``size`` is how many bytes
+    the file holds (None: unknown, a stream)."""
+    head = _read_exactly(handle, 8)
+    if len(head) < 8:
+        raise _Corrupt(f"the file is {len(head)} bytes long, too short for a safetensors file "
                        f"(which starts with an 8-byte header length); it is truncated or not "
                        f"a safetensors file")
-    (header_length,) = struct.unpack("<Q", data[:8])
-    if header_length > len(data) - 8 or header_length > _MAX_HEADER:
-        hint = ""
-        if data[:4] == b"PK\x03\x04":
-            hint = " (it looks like a zip archive, e.g. a torch.save file or a .npz)"
-        elif data[:1] == b"\x80":
-            hint = " (it looks like a pickle; oxmera.load never unpickles)"
-        elif data[:6] == b"\x93NUMPY":
-            hint = " (it looks like a .npy file)"
+    (header_length,) = struct.unpack("<Q", head)
+    if size is not None and header_length > size - 8:
         raise _Corrupt(f"its first 8 bytes give a header of {header_length} bytes but only "
-                       f"{len(data) - 8} bytes follow: it is truncated or not a safetensors "
-                       f"file{hint}")
+                       f"{size - 8} bytes follow: it is truncated or not a safetensors "
+                       f"file{_format_hint(head)}")
+    if header_length > _MAX_HEADER:
+        raise _Corrupt(f"its first 8 bytes give a header of {header_length} bytes, more than "
+                       f"the {_MAX_HEADER} the safetensors format allows: it is not a "
+                       f"safetensors file{_format_hint(head)}")
+    header = _read_exactly(handle, header_length)
+    if len(header) < header_length:
+        raise _Corrupt(f"its first 8 bytes give a header of {header_length} bytes but only "
+                       f"{len(header)} bytes follow: it is truncated or not a safetensors "
+                       f"file{_format_hint(head)}")
+    parsed, metadata = _parse_header(header)
+    data_length = _data_length(parsed)
+    if size is not None and size - 8 - header_length != data_length:
+        raise _Corrupt(f"the header describes {data_length} bytes of tensor data but the file "
+                       f"holds {size - 8 - header_length}: it is truncated or corrupted")
+    body = _read_exactly(handle, data_length)
+    if len(body) < data_length:
+        raise _Corrupt(f"the header describes {data_length} bytes of tensor data but the file "
+                       f"holds {len(body)}: it is truncated or corrupted")
+    if _read_exactly(handle, 1):
+        raise _Corrupt(f"the header describes {data_length} bytes of tensor data but more "
+                       f"follow: the file is corrupted (or grew while it was read)")
+    return head + header + body, parsed, metadata
+
+
+def _parse_header(raw):
+    """The header dict and its ``__metadata__``, after checking the layout safetensors
+    prescribes (every tensor entry's fields and their types)."""
     try:
-        header = json.loads(data[8:8 + header_length].decode("utf-8"))
+        header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise _Corrupt(f"the header is not valid JSON ({err}): the file is corrupted or "
                        f"not a safetensors file") from None
     if not isinstance(header, dict):
         raise _Corrupt(f"the header is a JSON {type(header).__name__}, not an object: the "
                        f"file is corrupted or not a safetensors file")
-    metadata = header.get("__metadata__") or {}
+    metadata = header.get("__metadata__")
+    if metadata is None:
+        metadata = {}
     if not isinstance(metadata, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
         raise _Corrupt("the header's __metadata__ is not a map from strings to strings")
-    end = 0
     for name, entry in header.items():
         if name == "__metadata__":
             continue
         if not (isinstance(entry, dict) and isinstance(entry.get("dtype"), str)
-                and isinstance(entry.get("shape"), list)
-                and isinstance(entry.get("data_offsets"), list)):
+                and _is_index_list(entry.get("shape"))
+                and _is_index_list(entry.get("data_offsets"))
+                and len(entry["data_offsets"]) == 2):
             raise _Corrupt(f"the header entry of tensor {name!r} is malformed: {entry!r}")
         if entry["dtype"] not in _DTYPES:
             raise _Corrupt(f"tensor {name!r} has dtype {entry['dtype']}, which oxmera does "
                            f"not support (supported: {', '.join(_DTYPES)})")
-        offsets = entry["data_offsets"]
-        if len(offsets) == 2 and all(isinstance(o, int) for o in offsets):
-            end = max(end, offsets[1])
-    if 8 + header_length + end != len(data):
-        raise _Corrupt(f"the header describes {end} bytes of tensor data but the file holds "
-                       f"{len(data) - 8 - header_length}: it is truncated or corrupted")
     return header, metadata
+
+
+def _is_index_list(value):
+    """Whether ``value`` is a JSON list of non-negative integers (a shape, offsets)."""
+    return isinstance(value, list) and all(
+        isinstance(item, int) and not isinstance(item, bool) and item >= 0 for item in value)
+
+
+def _data_length(header):
+    """The bytes of tensor data the header's entries describe (the largest end offset)."""
+    return max((entry["data_offsets"][1] for name, entry in header.items()
+                if name != "__metadata__"), default=0)
 
 
 def _load_arrays(data):
@@ -281,40 +483,80 @@ def _load_arrays(data):
 
 
 _ARRAY_KINDS = ("tensor", "ndarray", "numpy_scalar")
+_ARRAY_FIELDS = ("dtype", "shape", "crc32")
+_CONTAINER_KINDS = ("dict", "list", "tuple")
+_NON_FINITE = ("inf", "-inf", "nan")
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class _Decoder:
+    """Rebuilds the object tree from the structure, checking every node's fields and
+    every reference to a tensor (a tensor referenced twice is checked twice)."""
+
     def __init__(self, arrays):
         self.arrays = arrays
         self.used = {}          # name -> the object built for it (shared tensors stay shared)
+        self.first = {}         # name -> the first node that referred to it
+        self.crc32 = {}         # name -> the checksum of its bytes, computed once
 
     def _scalar(self, node):
         if isinstance(node, dict):
-            if set(node) == {"float"} and node["float"] in ("inf", "-inf", "nan"):
+            if set(node) == {"float"} and node["float"] in _NON_FINITE:
                 return float(node["float"])
-            raise _Corrupt(f"unexpected node {node!r} in the structure")
+            raise _Corrupt(f"unexpected node {_short(node)} in the structure")
         if isinstance(node, _SCALARS):
             return node
-        raise _Corrupt(f"unexpected value {node!r} in the structure")
+        raise _Corrupt(f"unexpected value {_short(node)} in the structure")
 
-    def _array(self, kind, node):
+    def _check_array_node(self, kind, node):
+        """The array ``node`` refers to, after checking each of its fields against it."""
+        fields = {kind, *_ARRAY_FIELDS} | ({"requires_grad"} if kind == "tensor" else set())
+        if not set(_ARRAY_FIELDS) <= set(node) <= fields:
+            raise _Corrupt(f"a {kind} node of the structure is malformed: {_short(node)} "
+                           f"(it needs the fields {sorted({kind, *_ARRAY_FIELDS})}"
+                           f"{', and may have requires_grad' if kind == 'tensor' else ''})")
         name = node[kind]
         if not isinstance(name, str) or name not in self.arrays:
-            raise _Corrupt(f"the structure refers to a tensor {name!r} that the file does not "
-                           f"hold")
-        if name in self.used:
-            return self.used[name]
+            raise _Corrupt(f"the structure refers to a tensor {_short(name)} that the file "
+                           f"does not hold")
         array = self.arrays[name]
-        dtype, shape, crc = node.get("dtype"), node.get("shape"), node.get("crc32")
-        if _DTYPES.get(dtype) != array.dtype or shape != list(array.shape):
+        dtype, shape, crc = node["dtype"], node["shape"], node["crc32"]
+        if not (isinstance(dtype, str) and dtype in _DTYPES and _is_index_list(shape)
+                and _is_int(crc) and 0 <= crc < 2 ** 32
+                and isinstance(node.get("requires_grad", False), bool)):
+            raise _Corrupt(f"the {kind} node of tensor {name!r} is malformed: {_short(node)} "
+                           f"(dtype must be one of {', '.join(_DTYPES)}, shape a list of "
+                           f"sizes, crc32 a 32-bit unsigned int, requires_grad a bool)")
+        if _DTYPES[dtype] != array.dtype or shape != list(array.shape):
             raise _Corrupt(f"tensor {name!r} is stored as {array.dtype} {tuple(array.shape)} "
                            f"but the structure says {dtype} {shape}")
-        if crc != zlib.crc32(array.reshape(-1).view(np.uint8)):
+        if kind == "numpy_scalar" and shape != []:
+            raise _Corrupt(f"the numpy_scalar node of tensor {name!r} has shape {shape}; a "
+                           f"scalar's is []")
+        if node.get("requires_grad") and array.dtype.kind != "f":
+            raise _Corrupt(f"the structure says the {dtype} tensor {name!r} requires grad, "
+                           f"which only a floating tensor can")
+        if name not in self.crc32:
+            self.crc32[name] = zlib.crc32(array.reshape(-1).view(np.uint8))
+        if crc != self.crc32[name]:
             raise _Corrupt(f"the data of tensor {name!r} does not match its checksum: the "
                            f"file is corrupted")
+        first = self.first.setdefault(name, node)
+        if node != first:
+            raise _Corrupt(f"tensor {name!r} is referred to twice, as {_short(first)} and as "
+                           f"{_short(node)}: the file is corrupted")
+        return name, array
+
+    def _array(self, kind, node):
+        name, array = self._check_array_node(kind, node)
+        if name in self.used:
+            return self.used[name]
         if kind == "tensor":
             value = from_numpy(array)
-            if node.get("requires_grad") is True and array.dtype.kind == "f":
+            if node.get("requires_grad"):
                 value.requires_grad_(True)
         elif kind == "ndarray":
             value = array
@@ -323,25 +565,51 @@ class _Decoder:
         self.used[name] = value
         return value
 
+    def _dict(self, entries):
+        out = {}
+        for pair in entries:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise _Corrupt(f"a dict entry of the structure is malformed: {_short(pair)} "
+                               f"(it must be a [key, value] pair)")
+            key = self._scalar(pair[0])
+            if key in out:
+                raise _Corrupt(f"a dict of the structure holds the key {key!r} twice: the "
+                               f"file is corrupted")
+            out[key] = self.decode(pair[1])
+        return out
+
     def decode(self, node):
         if not isinstance(node, dict):
             return self._scalar(node)
-        for kind in _ARRAY_KINDS:
-            if kind in node:
-                return self._array(kind, node)
-        if set(node) == {"dict"} and isinstance(node["dict"], list):
-            out = {}
-            for pair in node["dict"]:
-                if not (isinstance(pair, list) and len(pair) == 2):
-                    raise _Corrupt(f"a dict entry of the structure is malformed: {pair!r}")
-                key = self._scalar(pair[0])
-                out[key] = self.decode(pair[1])
-            return out
-        if set(node) == {"list"} and isinstance(node["list"], list):
-            return [self.decode(item) for item in node["list"]]
-        if set(node) == {"tuple"} and isinstance(node["tuple"], list):
-            return tuple(self.decode(item) for item in node["tuple"])
-        return self._scalar(node)
+        kinds = [kind for kind in _ARRAY_KINDS + _CONTAINER_KINDS if kind in node]
+        if len(kinds) > 1:
+            raise _Corrupt(f"a node of the structure is malformed: {_short(node)} (it has "
+                           f"the fields of {len(kinds)} kinds of node: {kinds})")
+        if not kinds:
+            return self._scalar(node)
+        kind = kinds[0]
+        if kind in _ARRAY_KINDS:
+            return self._array(kind, node)
+        items = node[kind]
+        if set(node) != {kind} or not isinstance(items, list):
+            raise _Corrupt(f"a {kind} node of the structure is malformed: {_short(node)} (it "
+                           f"must be {{{kind!r}: [...]}})")
+        if kind == "dict":
+            return self._dict(items)
+        if kind == "list":
+            return [self.decode(item) for item in items]
+        return tuple([self.decode(item) for item in items])
+
+
+def _short(value, limit=120):
+    """``repr(value)``, shortened for a message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON (oxmera.save writes non-finite floats as "
+                     f"{{\"float\": \"{name.lower()}\"}})")
 
 
 def load(f):
@@ -350,7 +618,9 @@ def load(f):
     Parameters
     ----------
     f : str, os.PathLike or binary file object
-        The file to read.
+        The file to read: a path to a regular file, or a binary file object
+        read from its position (a stream, e.g. a pipe, is read as far as
+        the header says).
 
     Returns
     -------
@@ -364,9 +634,10 @@ def load(f):
     Raises
     ------
     ValueError
-        The file is truncated, corrupted, not a safetensors file, or holds a
-        dtype oxmera does not support (e.g. bfloat16); the message names
-        the file and the problem. Nothing is returned in part.
+        The file is truncated, corrupted, not a safetensors file, holds a
+        dtype oxmera does not support (e.g. bfloat16), or the path is not a
+        regular file (a directory, FIFO or device); the message names the
+        file and the problem. Nothing is returned in part.
     FileNotFoundError
         There is no such file.
 
@@ -386,9 +657,9 @@ def load(f):
         ...
     ValueError: oxmera.load(): cannot load <BytesIO object>: its first 8 bytes give a header ...
     """
-    data, source = _read(f)
+    source = _source(f)
     try:
-        header, metadata = _parse_header(data)
+        data, header, metadata = _read(f)
         arrays = _load_arrays(data)
         if not any(key.startswith("oxmera") for key in metadata):
             # A safetensors file from another tool: its tensors by name, in header order.
@@ -404,16 +675,19 @@ def load(f):
         if metadata[_CHECKSUM_KEY] != str(zlib.crc32(metadata[_STRUCTURE_KEY].encode("utf-8"))):
             raise _Corrupt("its structure does not match its checksum: the file is corrupted")
         try:
-            structure = json.loads(metadata[_STRUCTURE_KEY])
-            if _too_deep(structure, _MAX_DEPTH):
-                # (older Pythons' json raises RecursionError first; 3.13's parses it)
-                raise RecursionError
-            decoder = _Decoder(arrays)
-            obj = decoder.decode(structure)
+            structure = json.loads(metadata[_STRUCTURE_KEY], parse_constant=_reject_constant)
         except RecursionError:
             raise _Corrupt("the structure is nested too deeply") from None
         except ValueError as err:
             raise _Corrupt(f"the structure is not valid JSON ({err})") from None
+        if _too_deep(structure, _MAX_DEPTH):      # (3.12+'s json parses what 3.11's cannot)
+            raise _Corrupt(f"the structure is nested too deeply (more than {_MAX_DEPTH} "
+                           f"levels)")
+        decoder = _Decoder(arrays)
+        try:
+            obj = decoder.decode(structure)
+        except RecursionError:               # only when called from deep in the stack
+            raise _Corrupt("the structure is nested too deeply for the stack left") from None
         unused = sorted(set(arrays) - set(decoder.used))
         if unused:
             raise _Corrupt(f"the file holds tensors the structure does not mention: "

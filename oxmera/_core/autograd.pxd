@@ -25,8 +25,9 @@ cdef class Tensor:
     cdef VersionCounter _version_counter  # None until first needed (0 writes)
     cdef object _links             # None, or (view, origin): rare, so one slot (_view_of, _origin)
     cdef int _locks                # live nodes that saved this tensor for backward
-    cdef PyObject* _lock_entry     # the _MemoryLock of _data's memory while _locks > 0 (borrowed:
-                                   # the registry owns it; a C pointer the collector never clears)
+    # The _MemoryLock of _data's memory while _locks > 0: borrowed (the registry owns
+    # it), and a C pointer, which the garbage collector never clears.
+    cdef PyObject* _lock_entry
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
@@ -61,8 +62,9 @@ cdef class NodeExtras:
     cdef object creation_trace     # forward traceback kept in anomaly mode, or None
     cdef list fn_hooks             # [pre-hooks, post-hooks] of the node itself, or None
     cdef tuple next_nrs            # per input: output index in next_fns[i], when not all 0
-    cdef tuple locked              # what a custom Function saved, locked with the node: Tensors
-                                   # and (array, VersionCounter) pairs, or None
+    # What a custom Function saved, locked with the node: Tensors and
+    # (array, VersionCounter) pairs, or None.
+    cdef tuple locked
 
 
 cdef class GradFn:
@@ -82,7 +84,7 @@ cdef class GradFn:
     cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
-    cdef unsigned char scalar_inputs    # a saved tensor input is a Python number (VJP gets a 0-d Tensor)
+    cdef unsigned char scalar_inputs    # a saved tensor input is a number: VJPs get 0-d Tensors
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
     cdef object __weakref__        # weakref support
@@ -97,15 +99,20 @@ cdef class _MemoryLock:
     # One block of memory that live graphs saved for backward (internal), in the
     # registry under the address of the object owning the memory, while count > 0.
     cdef object key                # the registry key: the int address of owner
-    cdef object owner              # the end of the arrays' base chain (an ndarray or a buffer
-                                   # exporter), kept alive so the address stays unique
+    # The end of the arrays' base chain (an ndarray or a buffer exporter), kept
+    # alive so the address stays unique.
+    cdef object owner
     cdef Py_ssize_t count          # locks held: saving tensors, saved outputs, write brackets
-    cdef PyObject** lockers        # per saving tensor or saved output: the Tensor or
-                                   # VersionCounter whose version a write bumps (borrowed:
-                                   # each stays alive, held by its node, while listed)
+    # Per saving tensor or saved output: the Tensor or VersionCounter whose version
+    # a write bumps. Borrowed: each stays alive, held by its node, while listed.
+    cdef PyObject** lockers
     cdef Py_ssize_t n_lockers      # entries used in lockers
     cdef Py_ssize_t cap_lockers    # entries allocated
-    cdef list cleared              # arrays whose WRITEABLE flag oxmera cleared; set again at 0
+    cdef PyObject* few_lockers[2]  # lockers' storage while there are no more (no allocation)
+    # The arrays whose WRITEABLE flag oxmera cleared, set again when count falls
+    # to 0: the first (commonly the only one), then a list of the others.
+    cdef object first_cleared
+    cdef list cleared
 
 
 cdef bint grad_enabled() except -1

@@ -19,11 +19,13 @@ What does not
 
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memcpy
 from cpython.ref cimport Py_INCREF, Py_REFCNT
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import itertools
+import sys
 import threading
 import traceback
 import warnings
@@ -248,16 +250,15 @@ cdef inline bint _supported_kind(object dtype):
     return dtype.kind in "biuf"
 
 
-cdef object _masked_array = np.ma.MaskedArray
-
-
 cdef object _base_ndarray(object array):
     # Tensors hold base-class ndarrays only: a subclass changes what NumPy's
     # functions compute (np.matrix keeps two dimensions, a MaskedArray skips
     # masked values), so the ops would silently compute something else.
     # np.asarray gives a base-class view sharing the memory (np.memmap too).
     # A MaskedArray is refused: dropping its mask would silently change data.
-    if isinstance(array, _masked_array):
+    # (numpy.ma is not imported for this: no MaskedArray exists until it is.)
+    masked = sys.modules.get("numpy.ma")
+    if masked is not None and isinstance(array, masked.MaskedArray):
         raise TypeError(
             "oxmera tensors cannot hold a numpy.ma.MaskedArray: dropping its mask would change "
             "the data silently; pass array.filled(fill_value) to fill the masked entries, or "
@@ -416,9 +417,7 @@ def _wrap(array):
     ``array`` may be anything ``as_tensor`` takes; it becomes a base-class
     ndarray of a supported dtype (sharing memory where it can).
     """
-    array = _as_storage(array)
-    _adopt(array)
-    return wrap_array(array)
+    return wrap_array(_as_storage(array))
 
 
 cdef int _check_can_require_grad(object dtype) except -1:
@@ -877,9 +876,7 @@ cdef class Tensor:
                 f"cannot assign .data of a tensor (shape {self._data.shape}) that a live graph "
                 f"saved for backward: the gradient needs the values it had; run backward (or "
                 f"drop the graph) first, or assign to a new tensor")
-        array = as_array(value)
-        _adopt(array)
-        self._data = array
+        self._data = as_array(value)
 
     @property
     def _version(self):
@@ -1001,7 +998,6 @@ def _rebuild_tensor(cls, array, requires_grad, writeable=None):
             array.flags.writeable = True
         except ValueError:          # over read-only memory (a bytes object): copy
             array = array.copy()
-    _adopt(array)
     t = cls.__new__(cls)
     t._data = array
     if requires_grad:
@@ -1676,7 +1672,7 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
         t._version_counter = _counter_of(<Tensor>args[0])
         _set_links(t, _view_entry(<Tensor>args[0], op, args, kwargs), None)
         if _memory_locks:
-            _adopt(out)
+            _adopt(out, fargs[0])
     if recording:
         _record(op, values, n, args, kwargs, (t,), False)
     elif origin is not None:
@@ -1709,6 +1705,12 @@ def record_function(OpDef op not None, tuple inputs not None, tuple outputs not 
     (the Function saves what it needs on its ctx) and passes ``extra`` to
     the op's VJP after one ``None`` per input.
     """
+    if op.forward is None or op.n_inputs != 0 or op.save_mask is not None:
+        raise TypeError(f"record_function(): {op!r} is not a custom Function's op (those are "
+                        f"built with no tensor inputs and no save mask)")
+    for i in inputs:
+        if not isinstance(i, Tensor):
+            raise TypeError(f"{op.name}: inputs must be Tensors, got {type(i).__name__}")
     for o in outputs:
         if not isinstance(o, Tensor) or (<Tensor>o)._meta is not None:
             raise TypeError(f"{op.name}: outputs must be new tensors without history")
@@ -1913,7 +1915,7 @@ cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
                 _set_links(<Tensor>o, (None, ((op, args[1:], kwargs),)), None)
-                _adopt((<Tensor>o)._data)
+                _adopt((<Tensor>o)._data, source)
     return 0
 
 
@@ -2087,9 +2089,9 @@ cdef class _MemoryLock:
     """
 
     def __dealloc__(self):
-        if self.lockers != NULL:
+        if self.lockers != NULL and self.lockers != self.few_lockers:
             PyMem_Free(self.lockers)
-            self.lockers = NULL
+        self.lockers = NULL
 
     def __reduce__(self):
         raise TypeError("a memory lock cannot be copied or pickled: it belongs to the graph "
@@ -2101,22 +2103,38 @@ cdef class _MemoryLock:
         return self.count
 
 
-cdef inline object _memory_owner(object array):
-    # The end of the base chain: the ndarray owning the data, or the object
-    # whose buffer the chain's last array was made over (bytes, mmap, ...).
+try:                                    # NumPy's as_strided wraps its array in one
+    from numpy.lib._stride_tricks_impl import DummyArray as _DummyArray
+except ImportError:                     # pragma: no cover - older NumPy
+    from numpy.lib.stride_tricks import DummyArray as _DummyArray
+
+
+cdef inline object _next_base(object obj):
+    # One step up the chain of objects the memory of ``obj`` belongs to: an
+    # ndarray's base; the exporter behind a memoryview (np.frombuffer keeps
+    # one per array, np.asarray(memoryview(a)) too); the array behind
+    # as_strided's wrapper. None at the end (or for a foreign object, which
+    # is the end: DLPack's capsules say nothing of their producer).
     cdef PyObject* base
-    obj = array
-    while cnp.PyArray_Check(obj):
+    if cnp.PyArray_Check(obj):
         base = cnp.PyArray_BASE(<cnp.ndarray>obj)
-        if base == NULL:
-            return obj
-        obj = <object>base
+        return None if base == NULL else <object>base
     if type(obj) is memoryview:
-        # np.frombuffer keeps a memoryview per array: the memory is its exporter's.
-        exporter = (<memoryview>obj).obj
-        if exporter is not None:
-            return exporter
-    return obj
+        return obj.obj
+    if type(obj) is _DummyArray:
+        return obj.base
+    return None
+
+
+cdef inline object _memory_owner(object array):
+    # The end of the chain: the ndarray owning the data, or the object whose
+    # buffer the chain's last array was made over (bytes, mmap, ...).
+    obj = array
+    while True:
+        up = _next_base(obj)
+        if up is None:
+            return obj
+        obj = up
 
 
 cdef inline object _find_lock(object array):
@@ -2128,6 +2146,8 @@ cdef inline object _find_lock(object array):
 
 
 cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
+    if entry.first_cleared is array:
+        return True
     if entry.cleared is None:
         return False
     for obj in entry.cleared:
@@ -2136,23 +2156,26 @@ cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
     return False
 
 
+cdef int _remember_cleared(_MemoryLock entry, object array) except -1:
+    if entry.first_cleared is None:
+        entry.first_cleared = array
+    elif entry.cleared is None:
+        entry.cleared = [array]
+    else:
+        entry.cleared.append(array)
+    return 0
+
+
 cdef int _clear_chain(_MemoryLock entry, object array) except -1:
     # Clear the WRITEABLE flag of ``array`` and of every array between it and
     # the owner that still has it, remembering each: those are the flags the
     # last unlock sets again.
-    cdef PyObject* base
     obj = array
-    while cnp.PyArray_Check(obj):
-        if cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
+    while obj is not None:
+        if cnp.PyArray_Check(obj) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
-            if entry.cleared is None:
-                entry.cleared = [obj]
-            else:
-                entry.cleared.append(obj)
-        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
-        if base == NULL:
-            break
-        obj = <object>base
+            _remember_cleared(entry, obj)
+        obj = _next_base(obj)
     return 0
 
 
@@ -2164,6 +2187,9 @@ cdef _MemoryLock _acquire_memory(object array):
     found = _memory_locks.get(key)
     if found is None:
         entry = _MemoryLock.__new__(_MemoryLock)
+        # (the allocation may have run a finalizer that locked this memory)
+        found = _memory_locks.get(key)
+    if found is None:
         entry.key = key
         entry.owner = owner
         _memory_locks[key] = entry
@@ -2180,8 +2206,12 @@ cdef int _release_memory(_MemoryLock entry) except -1:
     entry.count -= 1
     if entry.count > 0:
         return 0
+    first = entry.first_cleared
     cleared = entry.cleared
+    entry.first_cleared = None
     entry.cleared = None
+    if first is not None:
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>first, cnp.NPY_ARRAY_WRITEABLE)
     if cleared is not None:
         for obj in cleared:
             cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
@@ -2193,9 +2223,17 @@ cdef int _release_memory(_MemoryLock entry) except -1:
 cdef int _add_locker(_MemoryLock entry, PyObject* saver) except -1:
     cdef Py_ssize_t cap
     cdef PyObject** grown
-    if entry.n_lockers == entry.cap_lockers:
-        cap = 2 if entry.cap_lockers == 0 else 2 * entry.cap_lockers
-        grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
+    if entry.cap_lockers == 0:
+        entry.lockers = entry.few_lockers
+        entry.cap_lockers = 2
+    elif entry.n_lockers == entry.cap_lockers:
+        cap = 2 * entry.cap_lockers
+        if entry.lockers == entry.few_lockers:
+            grown = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
+            if grown != NULL:
+                memcpy(grown, entry.few_lockers, 2 * sizeof(PyObject*))
+        else:
+            grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
         if grown == NULL:
             raise MemoryError()
         entry.lockers = grown
@@ -2312,48 +2350,38 @@ cdef int _unlock_saved(GradFn node) except -1:
 
 cdef bint _has_overlap(object array) noexcept:
     # A broadcast view: several elements at one address (read-only by design).
+    # An empty array has no elements to share one (NumPy gives some a 0 stride).
     cdef int i
+    cdef bint zero_stride = False
     cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
     cdef cnp.npy_intp* strides = cnp.PyArray_STRIDES(<cnp.ndarray>array)
     for i in range(cnp.PyArray_NDIM(<cnp.ndarray>array)):
+        if dims[i] == 0:
+            return False
         if strides[i] == 0 and dims[i] > 1:
-            return True
-    return False
+            zero_stride = True
+    return zero_stride
 
 
-cdef int _adopt(object array) except -1:
-    """Count a new view of locked memory as made read-only by oxmera.
+cdef int _adopt(object array, object source) except -1:
+    """Count a view oxmera made of locked memory as made read-only by oxmera.
 
-    A view made of an array oxmera made read-only is read-only as well
-    (NumPy's rule); oxmera gives it its flag back with the others when the
-    memory is unlocked, and lets its own in-place ops write through it. Only
-    when it is a view of an array oxmera cleared, and every read-only array
-    above it is one too: an array over memory that was read-only anyway (a
-    user's read-only array, bytes), or a broadcast view, stays read-only.
+    ``array`` is a view the op made of ``source``; made of an array oxmera
+    made read-only, it is read-only as well (NumPy's rule), so oxmera gives
+    it its flag back with the others when the memory is unlocked, and lets
+    its own in-place ops write through it. Only when ``source`` is one of the
+    arrays oxmera cleared (or adopted): a view of a user's read-only array,
+    or a broadcast view, stays read-only. (NumPy points views at the array
+    owning the memory, so their base cannot tell which array they came from.)
     """
-    cdef PyObject* base
     if (not _memory_locks or not cnp.PyArray_Check(array)
             or cnp.PyArray_ISWRITEABLE(<cnp.ndarray>array) or _has_overlap(array)):
         return 0
     found = _find_lock(array)
-    if found is None:
+    if found is None or not _was_cleared(<_MemoryLock>found, source):
         return 0
-    entry = <_MemoryLock>found
-    base = cnp.PyArray_BASE(<cnp.ndarray>array)
-    if base == NULL or not _was_cleared(entry, <object>base):
-        return 0                    # not read-only by inheritance from oxmera's lock
-    obj = array
-    while True:
-        base = cnp.PyArray_BASE(<cnp.ndarray>obj)
-        if base == NULL or not cnp.PyArray_Check(<object>base):
-            break
-        obj = <object>base
-        if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj) and not _was_cleared(entry, obj):
-            return 0
-    if entry.cleared is None:
-        entry.cleared = [array]
-    elif not _was_cleared(entry, array):
-        entry.cleared.append(array)
+    if not _was_cleared(<_MemoryLock>found, array):
+        _remember_cleared(<_MemoryLock>found, array)
     return 0
 
 
@@ -2367,6 +2395,11 @@ cdef object _exposed(Tensor t):
         if found is not None:
             _clear_chain(<_MemoryLock>found, arr)
     return arr
+
+
+def _memory_is_locked(array):
+    """Whether a live graph saved the memory behind ``array`` for backward."""
+    return cnp.PyArray_Check(array) and _find_lock(array) is not None
 
 
 def _exported_array(Tensor t not None):
@@ -2388,8 +2421,10 @@ cdef int _bump_savers(object array, VersionCounter own) except -1:
         return 0
     entry = <_MemoryLock>found
     bumped = [own]
-    for i in range(entry.n_lockers):
+    i = 0
+    while i < entry.n_lockers:          # (re-read: the list is the lock's, not a copy)
         saver = <object>entry.lockers[i]
+        i += 1
         if isinstance(saver, Tensor):
             counter = _counter_of(<Tensor>saver)
         else:
@@ -2590,33 +2625,40 @@ cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
 
 
 # Python numbers given for tensor inputs, as the 0-d arrays VJPs receive them
-# (read-only: shared by every node that saved the same number).
-cdef dict _scalar_arrays = {}
+# (read-only: shared by every node that saved the same number), one table per
+# type (2 == 2.0 == True as dict keys).
+cdef dict _float_arrays = {}
+cdef dict _int_arrays = {}
 
 
 cdef Tensor _scalar_tensor(object v):
     # NumPy's dtype for the number (float64, int64, bool): exact, and 0-d, so
     # by the promotion rules it does not upcast the gradient it multiplies.
-    key = (type(v), v)
-    arr = _scalar_arrays.get(key)
+    if isinstance(v, _np_generic):
+        v = v.item()
+    table = _float_arrays if type(v) is float else _int_arrays if type(v) is int else None
+    arr = None if table is None else (<dict>table).get(v)
     if arr is None:
-        arr = _np_asarray(v.item() if isinstance(v, _np_generic) else v)
+        arr = _np_asarray(v)
         cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
-        if len(_scalar_arrays) < 1024:
-            _scalar_arrays[key] = arr
+        if table is not None and len(<dict>table) < 1024:
+            (<dict>table)[v] = arr
     return wrap_array(arr)
 
 
 cdef tuple _vjp_args(GradFn node):
     # The saved arguments with each Python number in a tensor slot as a 0-d
     # Tensor: a VJP only ever sees Tensors (or None) for its tensor inputs.
-    cdef Py_ssize_t i
-    cdef list args = list(node.args)
-    for i in range(len(node.next_fns)):
-        v = args[i]
-        if v is not None and not isinstance(v, Tensor):
-            args[i] = _scalar_tensor(v)
-    return tuple(args)
+    # (Built in place, as apply_op builds a forward's arguments.)
+    cdef Py_ssize_t i, n = len(node.next_fns), total = len(node.args)
+    cdef tuple args = PyTuple_New(total)
+    for i in range(total):
+        v = node.args[i]
+        if i < n and v is not None and not isinstance(v, Tensor):
+            v = _scalar_tensor(v)
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(args, i, v)
+    return args
 
 
 cdef object _call_vjp(GradFn node, object grads):
@@ -3070,7 +3112,9 @@ cdef int _commit(list commits, bint create_graph) except -1:
     if _grad_lock_owner == PyThread_get_thread_ident():
         # Re-entered from code the collector ran while this thread held the
         # lock (a finalizer): the commit under way adds these when it is done.
+        global _deferred_count
         _deferred.append((commits, create_graph))
+        _deferred_count += 1
         return 0
     while True:
         for i in range(len(commits)):
@@ -3095,6 +3139,13 @@ cdef int _commit(list commits, bint create_graph) except -1:
 cdef PyThread_type_lock _grad_lock = PyThread_allocate_lock()
 cdef unsigned long _grad_lock_owner = 0     # the thread holding it, 0 when free
 cdef list _deferred = []                    # (commits, create_graph) left by re-entered backwards
+cdef Py_ssize_t _deferred_count = 0         # how many, ever (for the tests of that path)
+
+
+def _deferred_commits():
+    """How many backward passes re-entered while their thread held the .grad lock
+    left their gradients to the commit under way (for tests)."""
+    return _deferred_count
 
 
 cdef inline void _lock_grads() noexcept:

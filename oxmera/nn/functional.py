@@ -30,7 +30,8 @@ from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
 from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
 from oxmera.ops.linalg import matmul
-from oxmera.ops.loss import _check_reduction, _reduce
+from oxmera.ops._utils import accumulation_dtype
+from oxmera.ops.loss import _check_reduction, _reduce, _sum_over
 from oxmera.ops.shape import cat
 
 _FUNCTIONS = ["linear", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "sigmoid",
@@ -261,7 +262,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if input.dtype.kind != "f":
         raise TypeError(f"layer_norm(): expected a floating point input, got dtype {input.dtype}")
     dims = tuple(range(input.ndim - k, input.ndim))
-    centered = input - input.mean(dims, keepdim=True)
+    # float16 is normalized in float32 and rounded once, as PyTorch does: the
+    # squared deviations of values 1000 apart are inf in float16.
+    x, weight, bias = _widen(input, weight, bias)
+    centered = x - x.mean(dims, keepdim=True)
     var = (centered * centered).mean(dims, keepdim=True)
     # times rsqrt, not divided by sqrt: mul's VJP makes two full-size
     # passes over the input where div's makes four.
@@ -270,7 +274,17 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out
+    return out.to(input.dtype)
+
+
+def _widen(input, *others):
+    """``input`` and ``others`` (tensors or None) in ``input``'s accumulation
+    dtype (float32 for float16) when their own is narrower."""
+    wide = accumulation_dtype(input.dtype)
+    if wide == input.dtype:
+        return (input, *others)
+    return (input.to(wide), *(t.to(wide) if isinstance(t, Tensor) and t.dtype.itemsize
+                              < wide.itemsize else t for t in others))
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -313,10 +327,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     dims = (0,) + tuple(range(2, input.ndim))
     count = input.numel() // channels if channels else 0
     param_shape = (1, channels) + (1,) * (input.ndim - 2)
+    if training and count == 1:
+        raise ValueError(f"batch_norm(): expected more than 1 value per channel when "
+                         f"training, got input of shape {input.shape}")
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError("batch_norm(): running_mean and running_var must be given when "
+                         "training=False (they are what evaluation normalizes with)")
+    # float16 in float32, rounded once, as layer_norm.
+    dtype = input.dtype
+    input, weight, bias, saved_mean, saved_var = _widen(input, weight, bias, running_mean,
+                                                        running_var)
     if training:
-        if count == 1:
-            raise ValueError(f"batch_norm(): expected more than 1 value per channel when "
-                             f"training, got input of shape {input.shape}")
         mean = input.mean(dims, keepdim=True)
         centered = input - mean
         var = (centered * centered).mean(dims, keepdim=True)
@@ -329,16 +350,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 data[...] = (1 - momentum) * data + momentum * batch
                 running._bump_version()
     else:
-        if running_mean is None or running_var is None:
-            raise ValueError("batch_norm(): running_mean and running_var must be given when "
-                             "training=False (they are what evaluation normalizes with)")
-        out = ((input - running_mean.reshape(param_shape))
-               * rsqrt(running_var.reshape(param_shape) + eps))
+        out = ((input - saved_mean.reshape(param_shape))
+               * rsqrt(saved_var.reshape(param_shape) + eps))
     if weight is not None:
         out = out * weight.reshape(param_shape)
     if bias is not None:
         out = out + bias.reshape(param_shape)
-    return out
+    return out.to(dtype)
 
 
 # -- embedding and one_hot -----------------------------------------------------------------
@@ -390,7 +408,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         rows = np.unique(index)
         data = weight._data
-        norms = np.linalg.norm(data[rows], ord=norm_type, axis=1)
+        # In float32 for float16: a row of 300s and 400s has norm 500 but squares to inf.
+        norms = np.linalg.norm(data[rows].astype(accumulation_dtype(data.dtype), copy=False),
+                               ord=norm_type, axis=1)
         big = norms > max_norm
         if big.any():
             scale = max_norm / (norms[big] + 1e-7)
@@ -559,7 +579,7 @@ def _elementwise_loss(opname, loss_fn, input, target, size_average, reduce, redu
         return _reduce(loss, reduction)
     loss = loss * weight
     if reduction == "mean":
-        return loss.sum() / weight.sum()
+        return _sum_over(loss, weight)
     return _reduce(loss, reduction)
 
 
@@ -664,7 +684,8 @@ def _class_targets(input, target, weight, ignore_index, opname):
 def _nll(input, targets, reduction):
     """The negative log likelihood of ``input`` at the checked ``targets`` (see above).
 
-    Also returns the mean's denominator (None unless ``reduction='mean'``).
+    Also returns the mean's denominator for :func:`~oxmera.ops.loss._sum_over`
+    (the target weights, or their count; None unless ``reduction='mean'``).
     """
     class_dim, picked, target_weights, valid = targets
     # where(), not indexing or a product with a one-hot: exactly the picked
@@ -673,8 +694,8 @@ def _nll(input, targets, reduction):
     if target_weights is not None:
         loss = loss * target_weights
     if reduction == "mean":
-        total = target_weights.sum() if target_weights is not None else float(valid.sum())
-        return loss.sum() / total, total
+        total = target_weights if target_weights is not None else float(valid.sum())
+        return _sum_over(loss, total), total
     return _reduce(loss, reduction), None
 
 
@@ -748,7 +769,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     weighted = logp if weight is None else logp * weight.reshape(tuple(weight_shape))
     smooth = where(_core._wrap(targets[3]), -weighted.sum(class_dim), 0.0)
     if reduction == "mean":
-        smooth = smooth.sum() / total
+        smooth = _sum_over(smooth, total)
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
@@ -777,7 +798,7 @@ def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
         logp = logp * weight.reshape(weight_shape)
     loss = -(logp * target).sum(class_dim)
     if reduction == "mean":
-        return loss.sum() / float(loss.numel()) if loss.numel() else loss.sum() / 0.0
+        return _sum_over(loss, float(loss.numel()))
     return _reduce(loss, reduction)
 
 

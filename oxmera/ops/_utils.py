@@ -13,6 +13,8 @@ from oxmera._core import autograd as _core
 
 _BOOL = np.dtype(np.bool_)
 _INT64 = np.dtype(np.int64)
+_FLOAT16 = np.dtype(np.float16)
+_FLOAT32 = np.dtype(np.float32)
 
 
 def _category(dtype):
@@ -120,6 +122,64 @@ def make_prepare(promote, float_only):
     return prepare
 
 
+def accumulation_dtype(dtype):
+    """The dtype that sums, products and statistics over ``dtype`` are computed in.
+
+    float32 for float16, as PyTorch's CPU kernels do (``at::acc_type``): a
+    float16 running sum passes 65504, float16's largest finite value, long
+    before the result does (``norm([300, 400])`` squares to 250000), and a
+    count or a divisor past it (``mean`` over 70000 elements) is inf. Every
+    other dtype is its own. Results are cast back: only the arithmetic is wider.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera.ops._utils import accumulation_dtype
+    >>> accumulation_dtype(np.dtype(np.float16)), accumulation_dtype(np.dtype(np.float64))
+    (dtype('float32'), dtype('float64'))
+    """
+    # No np.dtype() call: this runs on every sum, and == accepts types too.
+    return _FLOAT32 if dtype == _FLOAT16 else dtype
+
+
+def narrow(array, dtype):
+    """``array`` (or a NumPy scalar) as an array of ``dtype``, the last step of
+    a computation done in :func:`accumulation_dtype`: a value past float16's
+    range becomes inf without NumPy's overflow warning, as in PyTorch.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera.ops._utils import narrow
+    >>> narrow(np.float32(1e5), np.float16)
+    array(inf, dtype=float16)
+    """
+    with np.errstate(over="ignore"):
+        return np.asarray(array).astype(dtype, copy=False)
+
+
+def widened(tensor, compute):
+    """``compute(tensor)`` run in :func:`accumulation_dtype` and cast back.
+
+    For the arithmetic that VJPs and composed ops do on float16 tensors with
+    numbers that float16 cannot hold: ``grad / 70000`` in float16 divides by
+    inf, where PyTorch divides in float32. The casts are recorded ops, so
+    the result is differentiable to any order; other dtypes run ``compute``
+    directly.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops._utils import widened
+    >>> widened(oxmera.ones(2, dtype=oxmera.float16), lambda t: t / 70000 * 70000)
+    tensor([1., 1.], dtype=float16)
+    """
+    wide = accumulation_dtype(tensor.dtype)
+    if wide == tensor.dtype:
+        return compute(tensor)
+    return compute(tensor.to(wide)).to(tensor.dtype)
+
+
 normalize_dim = _core.normalize_dim
 
 
@@ -141,10 +201,15 @@ def normalize_dims(dim, ndim, opname):
     return (normalize_dim(dim, ndim, opname),)
 
 
-def pick_dim(dim, axis, opname):
-    """Accept ``axis`` as NumPy's name for ``dim`` (but not both)."""
+def pick_dim(dim, axis, opname, default=None):
+    """Accept ``axis`` as NumPy's name for ``dim`` (but not both).
+
+    ``default`` is ``dim``'s default (``cat``'s 0): a ``dim`` still equal to
+    it counts as not given. Where ``axis`` is the parameter's own name
+    (``concatenate``), pass it first and ``dim`` as the alias.
+    """
     if axis is not None:
-        if dim is not None:
+        if dim is not None and dim != default:
             raise TypeError(f"{opname}(): pass dim or axis, not both")
         return axis
     return dim

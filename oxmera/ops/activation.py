@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 
 from oxmera.extend import op
-from oxmera.ops._utils import normalize_dim
+from oxmera.ops._utils import accumulation_dtype, narrow, normalize_dim
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.elementwise import exp, gt, sigmoid, where
 
@@ -42,12 +42,14 @@ def _softmax_dim(dim, ndim, opname, stacklevel=None):
 
 
 def _softmax_input(input, dtype, opname):
+    """The input cast to ``dtype``, and the dtype to compute in: float32 for
+    float16 (a row's sum of exps passes 65504 at 65505 equal logits)."""
     if dtype is not None:
         input = input.astype(dtype, copy=False)
     if input.dtype.kind != "f":
         raise TypeError(f"{opname}(): expected a floating point input (or dtype=), got dtype "
                         f"{input.dtype}")
-    return input
+    return input, accumulation_dtype(input.dtype)
 
 
 def _shifted(input, d):
@@ -74,14 +76,15 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     tensor([[0.5, 0.5],
             [0. , 1. ]], dtype=float32)
     """
-    input = _softmax_input(input, dtype, "softmax")
+    input, wide = _softmax_input(input, dtype, "softmax")
     d = _softmax_dim(dim, input.ndim, "softmax", _stacklevel + 1)
     if input.size == 0:
         return np.empty_like(input)
     if input.ndim == 0:
         return np.ones_like(input)
-    e = np.exp(_shifted(input, d))
-    return e / np.add.reduce(e, axis=d, keepdims=True)
+    e = np.exp(_shifted(input.astype(wide, copy=False), d))
+    e /= np.add.reduce(e, axis=d, keepdims=True)
+    return narrow(e, input.dtype)
 
 
 @softmax.vjp
@@ -109,11 +112,13 @@ def softmax_backward(grad, output, dim):
     >>> softmax_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([0.5, 0.5]), 0)
     tensor([ 0.25, -0.25], dtype=float32)
     """
-    out = grad * output
+    # float16 in float32, as the forward.
+    wide = accumulation_dtype(np.result_type(grad, output))
+    out = np.multiply(grad, output, dtype=wide)
     total = np.add.reduce(out, axis=dim, keepdims=True)
     np.subtract(grad, total, out=out)
     out *= output
-    return out
+    return narrow(out, np.result_type(grad, output))
 
 
 @softmax_backward.vjp
@@ -142,14 +147,15 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     >>> oxmera.log_softmax(oxmera.tensor([0.0, 1e4]), dim=0)
     tensor([-10000.,      0.], dtype=float32)
     """
-    input = _softmax_input(input, dtype, "log_softmax")
+    input, wide = _softmax_input(input, dtype, "log_softmax")
     d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
     if input.size == 0:
         return np.empty_like(input)
     if input.ndim == 0:
         return np.zeros_like(input)
-    shifted = _shifted(input, d)
-    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
+    shifted = _shifted(input.astype(wide, copy=False), d)
+    out = shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
+    return narrow(out, input.dtype)
 
 
 @log_softmax.vjp
@@ -172,10 +178,12 @@ def log_softmax_backward(grad, output, dim):
     >>> log_softmax_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([-0.6931, -0.6931]), 0)
     tensor([ 0.5, -0.5], dtype=float32)
     """
-    out = np.exp(output)
-    out *= np.add.reduce(grad, axis=dim, keepdims=True)
+    dtype = np.result_type(grad, output)
+    # float16 in float32, as the forward.
+    out = np.exp(output, dtype=accumulation_dtype(dtype))
+    out *= np.add.reduce(grad, axis=dim, keepdims=True, dtype=out.dtype)
     np.subtract(grad, out, out=out)
-    return out
+    return narrow(out, dtype)
 
 
 @log_softmax_backward.vjp

@@ -36,6 +36,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
+from oxmera.ops._utils import accumulation_dtype, narrow
 from oxmera.ops.creation import as_tensor
 
 __all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d"]
@@ -259,12 +260,14 @@ def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups
     dtype = np.result_type(x.dtype, grad.dtype)
     windows = _windows(_pad(x, pads, 0), weight_shape[2:], stride, dilation, grad.shape[2:])
     gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
-    total = np.zeros((groups, o // groups, size), dtype)
+    # The sum over the samples accumulates in float32 for float16 (as PyTorch).
+    total = np.zeros((groups, o // groups, size), accumulation_dtype(dtype))
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
         cols = _im2col(windows[chunk], groups)
         # Per sample and group (O/g, P) @ (P, K), summed over the samples.
-        total += np.add.reduce(np.matmul(gm[chunk], cols.transpose(0, 1, 3, 2)), axis=0)
-    return total.reshape(weight_shape)
+        total += np.add.reduce(np.matmul(gm[chunk], cols.transpose(0, 1, 3, 2)), axis=0,
+                               dtype=total.dtype)
+    return narrow(total.reshape(weight_shape), dtype)
 
 
 # -- convolution -----------------------------------------------------------------------
@@ -767,14 +770,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         "avg_pool2d", input.shape, kernel_size, stride, padding, ceil_mode, divisor_override)
     windows = _windows(_pad(input, pads, 0), kernel, stride, dilation, out_size)
     # A sum of KH*KW strided slices: 10-20x faster than windows.sum(axis=(-4, -3)).
-    total = windows[..., 0, 0, :, :].copy()
+    # float16 sums in float32 (as PyTorch), rounded once at the end.
+    total = windows[..., 0, 0, :, :].astype(accumulation_dtype(input.dtype))
     for i in range(kernel[0]):
         for j in range(kernel[1]):
             if i or j:
                 total += windows[..., i, j, :, :]
     total /= _avg_divisor(input.shape, kernel, stride, padding, out_size, count_include_pad,
                           divisor_override, total.dtype)
-    return total
+    return narrow(total, input.dtype)
 
 
 @avg_pool2d.vjp

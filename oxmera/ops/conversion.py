@@ -54,7 +54,8 @@ def _(ctx, grad, input):
     return grad
 
 
-@op("to", save=())
+# quiet: a float32 value past float16's range becomes inf silently, as in PyTorch.
+@op("to", save=(), quiet=True)
 def _cast(input, dtype):
     """The recorded dtype conversion behind :func:`to` (always a copy).
 

@@ -14,6 +14,7 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import result_type
 from oxmera.ops.creation import zeros_like
+from oxmera.ops.index import nonzero
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -1262,15 +1263,15 @@ gt = _compare("gt", np.greater, "__gt__")
 ge = _compare("ge", np.greater_equal, "__ge__")
 
 
-@op(inputs=3, save=("condition",), promote=False, method=False)
-def where(condition, input, other):
-    """Pick ``input`` where ``condition`` holds, else ``other`` (broadcasting).
+@op("where", inputs=3, save=("condition",), promote=False, method=False)
+def _where_op(condition, input, other):
+    """The recorded op behind :func:`where` (its three-argument form).
 
     Examples
     --------
     >>> import oxmera
-    >>> c = oxmera.tensor([True, False])
-    >>> oxmera.where(c, oxmera.tensor([1.0, 2.0]), 0.0)
+    >>> from oxmera.ops.elementwise import _where_op
+    >>> _where_op(oxmera.tensor([True, False]), oxmera.tensor([1.0, 2.0]), 0.0)
     tensor([1., 0.], dtype=float32)
     """
     if np.asarray(condition).dtype != np.bool_:
@@ -1282,7 +1283,7 @@ def where(condition, input, other):
     return np.where(condition, input, other).astype(dtype, copy=False)
 
 
-@where.vjp
+@_where_op.vjp
 def _(ctx, grad, condition, input, other):
     needs = ctx.needs_input_grad
     # A literal 0, not grad * 0: the side not picked gets exactly 0 even where
@@ -1290,6 +1291,30 @@ def _(ctx, grad, condition, input, other):
     return (None,
             where(condition, grad, 0.0) if needs[1] else None,
             where(condition, 0.0, grad) if needs[2] else None)
+
+
+def where(condition, input=None, other=None):
+    """Pick ``input`` where ``condition`` holds, else ``other`` (broadcasting).
+
+    With ``condition`` alone, the indices where it is nonzero, one int64
+    tensor per dim: ``nonzero(condition, as_tuple=True)``, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> c = oxmera.tensor([True, False])
+    >>> oxmera.where(c, oxmera.tensor([1.0, 2.0]), 0.0)
+    tensor([1., 0.], dtype=float32)
+    >>> oxmera.where(oxmera.tensor([[0.0, 1.0], [2.0, 0.0]]) > 0)
+    (tensor([0, 1], dtype=int64), tensor([1, 0], dtype=int64))
+    """
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        missing = "input" if input is None else "other"
+        raise TypeError(f"where(): missing the {missing} argument: give both input and other, "
+                        f"or only the condition (for the indices where it holds)")
+    return _where_op(condition, input, other)
 
 
 def _where_method(self, condition, other):

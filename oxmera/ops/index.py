@@ -48,6 +48,46 @@ def normalize_index(index):
     return tuple(out), basic
 
 
+def _mask_mismatch(index, shape):
+    """For a normalized ``index`` of a tensor of ``shape``: the first boolean
+    mask whose shape differs from the dims it indexes, as ``(mask, first dim)``;
+    None when every mask fits."""
+    def width(part):
+        if part is None or part is Ellipsis:
+            return 0
+        if isinstance(part, np.ndarray) and part.dtype == np.bool_:
+            return part.ndim
+        return 1
+    # The dims an Ellipsis stands for: those the other parts leave over.
+    spanned = len(shape) - sum(width(part) for part in index)
+    dim = 0
+    for part in index:
+        if part is Ellipsis:
+            dim += max(spanned, 0)
+            spanned = 0
+            continue
+        n = width(part)
+        if n and isinstance(part, np.ndarray) and part.dtype == np.bool_:
+            if part.shape != tuple(shape[dim:dim + n]):
+                return part, dim
+        dim += n
+    return None
+
+
+def index_error(opname, err, index, shape):
+    """The IndexError of a failed ``tensor[index]`` (read or write): NumPy's
+    reason and the tensor's shape, or for a boolean mask that does not fit,
+    the mask's shape beside the tensor's (as PyTorch words it)."""
+    shape = tuple(shape)
+    mismatch = _mask_mismatch(index, shape)
+    if mismatch is None:
+        return IndexError(f"{opname}: {err} (tensor of shape {shape})")
+    mask, dim = mismatch
+    return IndexError(f"{opname}: the shape of the mask {mask.shape} at index {dim} does not "
+                      f"match the shape of the indexed tensor {shape} at index {dim}: a mask "
+                      f"must have the sizes {shape[dim:dim + mask.ndim]} of the dims it indexes")
+
+
 @op("index", save=(), view=True, operators=("__getitem__",))
 def getitem(input, index):
     """``input[index]``: NumPy indexing rules, as a differentiable op.
@@ -65,7 +105,7 @@ def getitem(input, index):
     try:
         return input[idx]
     except IndexError as err:
-        raise IndexError(f"index: {err} (tensor of shape {input.shape})") from None
+        raise index_error("index", err, idx, input.shape) from None
 
 
 @getitem.vjp

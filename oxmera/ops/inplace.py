@@ -22,7 +22,7 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry, elementwise
-from oxmera.ops.index import getitem, normalize_index
+from oxmera.ops.index import getitem, index_error, normalize_index
 
 __all__ = ["setitem"]
 
@@ -395,7 +395,7 @@ def index_put(input, values, index):
     try:
         out[idx] = values
     except IndexError as err:
-        raise IndexError(f"index_put: {err} (tensor of shape {input.shape})") from None
+        raise index_error("index_put", err, idx, input.shape) from None
     return out
 
 
@@ -444,7 +444,7 @@ def setitem(self, index, value):
         try:
             self._data[idx] = _arrays(value)
         except IndexError as err:
-            raise IndexError(f"setitem: {err} (tensor of shape {self.shape})") from None
+            raise index_error("setitem", err, idx, self.shape) from None
         except ValueError as err:
             raise RuntimeError(f"setitem: cannot assign a value of shape "
                                f"{np.shape(_arrays(value))} to the indexed part of a tensor of "

@@ -1036,8 +1036,9 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
 
     Raises ``BufferError`` for a tensor that requires grad, as PyTorch does
     (the consumer could write to memory autograd relies on); export
-    ``t.detach()`` instead. CPU tensors take ``stream=None`` (or PyTorch's
-    ``-1``).
+    ``t.detach()`` instead. So it does while a live graph saved the memory
+    for backward (it is read-only then: see :doc:`/autograd_mechanics`).
+    CPU tensors take ``stream=None`` (or PyTorch's ``-1``).
 
     Examples
     --------
@@ -1060,8 +1061,13 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         kwargs["dl_device"] = dl_device
     if copy is not None:
         kwargs["copy"] = copy
-    # (read-only while a live graph saved the memory, like numpy())
-    return _core._exported_array(self).__dlpack__(**kwargs)
+    if _core._memory_is_locked(self._data):
+        # The consumer's array would be read-only for good (oxmera gives the
+        # flag back only to arrays it knows), or writable over saved values.
+        raise BufferError(f"__dlpack__: this tensor's memory (shape {self.shape}) is saved for "
+                          f"backward by a live graph and read-only until the graph is freed; "
+                          f"export it after backward, or export t.clone()")
+    return self._data.__dlpack__(**kwargs)
 
 
 def _dlpack_device(self):

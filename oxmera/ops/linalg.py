@@ -20,6 +20,7 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
+from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.elementwise import mul, where
 
@@ -323,8 +324,14 @@ def _einsum_op(operands, equation):
     >>> _einsum_op([oxmera.ones(2, 3), oxmera.ones(3)], "ij,j->i")
     tensor([3., 3.], dtype=float32)
     """
+    dtype = operands[0].dtype if operands else None
+    wide = accumulation_dtype(dtype)
+    if wide != dtype:
+        # NumPy's own einsum loops sum float16 in float16 (matmul and
+        # PyTorch's einsum do not): [60000, 60000, -60000] would sum to inf.
+        operands = [a.astype(wide) for a in operands]
     out = np.einsum(equation, *operands, optimize=_optimize(equation, operands))
-    out = np.asarray(out)
+    out = np.asarray(out) if wide == dtype else narrow(out, dtype)
     # One operand can give a view of it (a transpose, a diagonal): the op's
     # output must own its memory.
     if any(np.may_share_memory(out, a) for a in operands):
@@ -657,12 +664,13 @@ def svdvals(A):
 
 # -- norms ---------------------------------------------------------------------------------
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Vector norm of ``x`` over ``dim`` (all elements by default):
     ``oxmera.linalg.vector_norm``.
 
     ``ord`` is 2, 1, ``inf`` (max abs), ``-inf`` (min abs), 0 (nonzeros) or
     any other number. The gradient at a zero vector is 0 (as in PyTorch).
+    ``axis`` is accepted for ``dim``, as in every reduction.
 
     Examples
     --------
@@ -674,6 +682,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """
     if isinstance(ord, str):
         raise OpError(f"linalg.vector_norm(): ord must be a number, got {ord!r}")
+    dim = pick_dim(dim, axis, "linalg.vector_norm")
     return _reduce._norm_op(x, ord, dim, keepdim, dtype=dtype)
 
 
@@ -688,12 +697,13 @@ def _matrix_dims(shape, dim, opname):
     return d0, d1
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, axis=None):
     """Matrix norm of ``A`` over the two dims ``dim``: ``oxmera.linalg.matrix_norm``.
 
     ``ord`` is ``'fro'`` (Frobenius), ``'nuc'`` (nuclear: sum of singular
     values), 1 / -1 (max / min absolute column sum), ``inf`` / ``-inf``
     (max / min absolute row sum), 2 / -2 (largest / smallest singular value).
+    ``axis`` is accepted for ``dim``.
 
     Examples
     --------
@@ -705,6 +715,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     tensor(7., dtype=float32)
     """
     A = _as_tensor(A)
+    dim = pick_dim(dim, axis, "linalg.matrix_norm", default=(-2, -1))
     d0, d1 = _matrix_dims(A.shape, dim, "linalg.matrix_norm")
     if isinstance(ord, str) and ord == "fro":
         return _reduce._norm_op(A, 2, (d0, d1), keepdim, dtype=dtype)
@@ -738,13 +749,14 @@ def _singular_values(A, d0, d1):
     return svdvals(A)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Vector or matrix norm, as ``torch.linalg.norm``: ``oxmera.linalg.norm``.
 
     With ``dim`` an int (or a 1-tuple): a vector norm (``ord`` default 2);
     with a pair of dims: a matrix norm (``ord`` default ``'fro'``). Without
     ``dim``: the 2-norm of all elements when ``ord`` is None, else a vector
-    norm of a 1-D input or a matrix norm of a 2-D one.
+    norm of a 1-D input or a matrix norm of a 2-D one. ``axis`` is accepted
+    for ``dim``.
 
     Examples
     --------
@@ -758,6 +770,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     tensor(4., dtype=float32)
     """
     shape = _shape_of(A)
+    dim = pick_dim(dim, axis, "linalg.norm")
     if dim is not None and not isinstance(dim, (tuple, list)):
         dim = (dim,)
     if dim is None:

@@ -16,11 +16,13 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
+from oxmera.ops._utils import accumulation_dtype, narrow, widened
 from oxmera.ops.elementwise import log, log1p, lt, where
 
 __all__ = ["binary_cross_entropy"]
 
 OpError = _core.OpError
+Tensor = _core.Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -60,6 +62,19 @@ def _reduce(loss, reduction):
     return loss
 
 
+def _sum_over(loss, total):
+    """``loss.sum() / total``: the mean of a weighted loss, ``total`` a number
+    (a count) or the tensor of weights whose sum it is.
+
+    Summed and divided in float32 for a float16 loss (as PyTorch's kernels
+    accumulate): in float16 the sum of 70000 weights of 1 is inf, and so the
+    mean would be 0 where it is 1.
+    """
+    def mean(wide):
+        return wide.sum() / (total.to(wide.dtype).sum() if isinstance(total, Tensor) else total)
+    return widened(loss, mean)
+
+
 def _clamp_log(value):
     """``max(value, -100)``: PyTorch's clamp of a log, so log(0) gives -100, not -inf."""
     return where(lt(value, -100.0), -100.0, value)
@@ -76,8 +91,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     ``-weight * (y * log(x) + (1 - y) * log(1 - x))``, with each log clamped
     to at least -100 as in PyTorch; ``weight`` broadcasts to the input's
     shape. The gradient in ``input`` is ``(x - y) / max(x * (1 - x), 1e-12)``
-    (times the weight), also as in PyTorch; ``target`` and ``weight`` get
-    gradients too.
+    (times the weight), also as in PyTorch. ``target`` gets PyTorch's
+    gradient ``log(1 - x) - log(x)`` (unclamped: +inf at ``x = 0``, -inf at
+    ``x = 1``); ``weight`` gets one too (PyTorch has none).
 
     Examples
     --------
@@ -108,11 +124,13 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     loss = -(target * log_x + (1 - target) * log_1mx)
     if weight is not None:
         loss = loss * weight
+    if reduction == "none":
+        return np.asarray(loss)
+    # Summed in float32 for float16, as every reduction.
+    total = np.add.reduce(loss, axis=None, dtype=accumulation_dtype(loss.dtype))
     if reduction == "mean":
-        return np.asarray(np.mean(loss) if loss.size else np.nan, dtype=loss.dtype)
-    if reduction == "sum":
-        return np.asarray(np.sum(loss), dtype=loss.dtype)
-    return np.asarray(loss)
+        total = total / loss.size if loss.size else np.nan
+    return narrow(total, loss.dtype)
 
 
 @binary_cross_entropy.vjp
@@ -123,18 +141,25 @@ def _(ctx, grad, input, target, weight=None, size_average=None, reduce=None, red
     shape = ctx.input_shape(0)
     if reduction != "none":
         grad = grad.expand(shape)
-        if reduction == "mean":
-            grad = grad / max(int(np.prod(shape)), 1)
     weighted = grad if weight is None else grad * weight
     grad_input = grad_target = grad_weight = None
     if needs[0]:
         variance = input * (1 - input)
         grad_input = weighted * (input - target) / where(lt(variance, _EPSILON), _EPSILON,
                                                          variance)
-    if needs[1] or needs[2]:
+    if needs[1]:
+        # PyTorch's binary_cross_entropy_target_backward: -logit(x), from the
+        # unclamped logs (the clamp is the forward's, for a finite loss), so
+        # +inf at x = 0 and -inf at x = 1, not +-100.
+        grad_target = weighted * (log1p(-input) - log(input))
+    if needs[2]:
         log_x, log_1mx = _clamp_log(log(input)), _clamp_log(log1p(-input))
-        if needs[1]:
-            grad_target = weighted * (log_1mx - log_x)
-        if needs[2]:
-            grad_weight = -grad * (target * log_x + (1 - target) * log_1mx)
-    return grad_input, grad_target, grad_weight
+        grad_weight = -grad * (target * log_x + (1 - target) * log_1mx)
+    grads = grad_input, grad_target, grad_weight
+    if reduction == "mean":
+        # Divided last, as PyTorch does, and in float32 for float16 (where a
+        # count past 65504 is inf).
+        count = max(int(np.prod(shape)), 1)
+        grads = tuple(None if g is None else widened(g, lambda wide: wide / count)
+                      for g in grads)
+    return grads

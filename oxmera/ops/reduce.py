@@ -22,9 +22,10 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import normalize_dim, normalize_dims, pick_dim
+from oxmera.ops._utils import (accumulation_dtype, narrow, normalize_dim, normalize_dims,
+                               pick_dim, widened)
 from oxmera.ops.creation import full, ones, ones_like
-from oxmera.ops.elementwise import exp, sign, where
+from oxmera.ops.elementwise import exp, maximum, minimum, sign, where
 
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "logsumexp", "norm", "cumsum", "cumprod", "all", "any", "sum_to"]
@@ -56,6 +57,14 @@ def _unreduce(grad, shape, dims, keepdim):
             kept[d] = 1
         grad = grad.reshape(tuple(kept))
     return grad
+
+
+def _reduce_wide(ufunc, input, dims, dtype, keepdim):
+    """``ufunc.reduce`` of ``input`` over ``dims`` to ``dtype``, accumulated in
+    its accumulation dtype (float32 for float16, as PyTorch does)."""
+    wide = accumulation_dtype(dtype)
+    out = ufunc.reduce(input, axis=dims, dtype=wide, keepdims=keepdim)
+    return out if wide == dtype else narrow(out, dtype)
 
 
 def _squeeze_dims(array, dims, keepdim):
@@ -96,7 +105,8 @@ def _shift(t, dim, step, fill):
 
 @op(save=(), method=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
-    """Sum over ``dim`` (all dims by default). Integer and bool sums are int64.
+    """Sum over ``dim`` (all dims by default). Integer and bool sums are int64;
+    float16 sums accumulate in float32 (the result is float16), as in PyTorch.
 
     Examples
     --------
@@ -108,10 +118,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     tensor([4., 6.], dtype=float32)
     """
     dims = _dims(dim, axis, input.ndim, "sum")
-    if dtype is None and input.dtype.kind in "biu":
-        dtype = np.int64
+    if dtype is None:
+        dtype = np.int64 if input.dtype.kind in "biu" else input.dtype
     # np.add.reduce is what np.sum calls, minus a microsecond of Python.
-    return np.add.reduce(input, axis=dims, dtype=dtype, keepdims=keepdim)
+    return _reduce_wide(np.add, input, dims, dtype, keepdim)
 
 
 @sum.vjp
@@ -149,7 +159,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     shape = ctx.input_shape(0)
     dims = _dims(dim, axis, len(shape), "mean")
-    return _unreduce(grad, shape, dims, keepdim).expand(shape) / _count(shape, dims)
+    count = _count(shape, dims)
+    # Divided in float32 for float16: a count past 65504 is inf in float16.
+    return widened(_unreduce(grad, shape, dims, keepdim), lambda g: g / count).expand(shape)
 
 
 # -- prod -------------------------------------------------------------------------------------
@@ -160,7 +172,10 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
     The gradient is the product of the other elements of each slice, formed
     from running products without dividing by the input, so it is exact
-    where the input has one zero or several, to any order.
+    where the input has one zero or several, to any order. float16 products
+    accumulate in float32, as :func:`cumprod` does in PyTorch (PyTorch's
+    ``prod`` multiplies in float16, so ``[1000, 1000, 0.001]`` gives inf
+    there and 1000 here).
 
     Examples
     --------
@@ -172,18 +187,20 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     tensor([ 2., 12.], dtype=float32)
     """
     dims = _dims(dim, axis, input.ndim, "prod")
-    if dtype is None and input.dtype.kind in "biu":
-        dtype = np.int64
-    return np.multiply.reduce(input, axis=dims, dtype=dtype, keepdims=keepdim)
+    if dtype is None:
+        dtype = np.int64 if input.dtype.kind in "biu" else input.dtype
+    return _reduce_wide(np.multiply, input, dims, dtype, keepdim)
 
 
 @prod.vjp
 def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     shape = input.shape
     dims = _dims(dim, axis, len(shape), "prod")
-    if input.dtype != grad.dtype:
-        input = input.to(grad.dtype)
-    return _unreduce(grad, shape, dims, keepdim) * _product_of_others(input, dims)
+    # The products of the others run in float32 for float16, as the forward:
+    # a partial product can pass 65504 where the gradient does not.
+    wide = accumulation_dtype(grad.dtype)
+    others = _product_of_others(input.to(wide), dims)
+    return (_unreduce(grad, shape, dims, keepdim).to(wide) * others).to(grad.dtype)
 
 
 def _exclusive_cumprod(t):
@@ -223,8 +240,9 @@ def _spread_over_extremes(grad, input, values, dims, keepdim):
     mask = input == _unreduce(values, shape, dims, keepdim)
     count = mask.sum(dim=dims if dims else None, keepdim=True)
     # Select rather than multiply by the mask, so elements that are not
-    # extreme get exactly 0 even where the incoming gradient is inf.
-    return where(mask, grad / count, 0.0)
+    # extreme get exactly 0 even where the incoming gradient is inf. The
+    # division runs in float32 for float16 (a count past 65504 is inf there).
+    return where(mask, widened(grad, lambda g: g / count), 0.0)
 
 
 def _extreme(name, reduce, arg):
@@ -272,12 +290,31 @@ _min_op = op("min", save_output=True, outputs=("values", "indices"))(_min_forwar
 _min_op.vjp(_min_vjp)
 
 
-def max(input, dim=None, keepdim=False, *, axis=None):
-    """Largest value: over all elements, or along ``dim`` with its indices.
+def _elementwise_form(name, input, dim, keepdim, axis, other):
+    """The other tensor of PyTorch's elementwise ``max(input, other)`` form, or None.
+
+    ``max(x, y)`` with ``y`` a tensor (or array), or ``other=y``, is
+    ``maximum(x, y)``; ``max(x, 1)`` is still a reduction over dim 1.
+    """
+    if other is None and isinstance(dim, (_core.Tensor, np.ndarray)):
+        other, dim = dim, None
+    if other is None:
+        return None
+    if dim is not None or axis is not None or keepdim:
+        raise TypeError(f"{name}(): the elementwise form {name}(input, other) takes no dim, "
+                        f"axis or keepdim; use {name}(input, dim, keepdim) to reduce")
+    return other
+
+
+def max(input, dim=None, keepdim=False, *, axis=None, other=None):
+    """Largest value: over all elements, along ``dim`` with its indices, or
+    elementwise against another tensor.
 
     Without ``dim`` the result is a 0-d tensor; with ``dim`` it is a named
     tuple ``(values, indices)``. Ties share the gradient evenly (SPEC §5;
     PyTorch's ``max(dim)`` gives it all to the returned index instead).
+    ``max(input, other)`` with ``other`` a tensor is :func:`maximum`, as in
+    PyTorch.
 
     Examples
     --------
@@ -287,13 +324,20 @@ def max(input, dim=None, keepdim=False, *, axis=None):
     tensor(7., dtype=float32)
     >>> x.max(dim=1).indices
     tensor([1, 0], dtype=int64)
+    >>> oxmera.max(x, oxmera.tensor([3.0, 3.0]))
+    tensor([[3., 5.],
+            [7., 3.]], dtype=float32)
     """
+    other = _elementwise_form("max", input, dim, keepdim, axis, other)
+    if other is not None:
+        return maximum(input, other)
     result = _max_op(input, dim, keepdim, axis=axis)
     return result.values if dim is None and axis is None else result
 
 
-def min(input, dim=None, keepdim=False, *, axis=None):
-    """Smallest value: over all elements, or along ``dim`` with its indices.
+def min(input, dim=None, keepdim=False, *, axis=None, other=None):
+    """Smallest value: over all elements, along ``dim`` with its indices, or
+    elementwise against another tensor (``min(input, other)`` is :func:`minimum`).
 
     Examples
     --------
@@ -303,7 +347,13 @@ def min(input, dim=None, keepdim=False, *, axis=None):
     tensor(1., dtype=float32)
     >>> x.min(dim=0).values
     tensor([1., 2.], dtype=float32)
+    >>> x.min(oxmera.tensor(4.0))
+    tensor([[1., 4.],
+            [4., 2.]], dtype=float32)
     """
+    other = _elementwise_form("min", input, dim, keepdim, axis, other)
+    if other is not None:
+        return minimum(input, other)
     result = _min_op(input, dim, keepdim, axis=axis)
     return result.values if dim is None and axis is None else result
 
@@ -462,7 +512,9 @@ def _(ctx, grad, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     dof = _degrees_of_freedom(input.shape, dims, correction)
     centered = input - mean(input, dims if dims else None, keepdim=True)
     scale = 2.0 / dof if dof else math.inf
-    return _unreduce(grad, input.shape, dims, keepdim) * centered * scale
+    # In float32 for float16, where 2 / dof is a subnormal (or 0) in float16.
+    return widened(_unreduce(grad, input.shape, dims, keepdim),
+                   lambda g: g * scale * centered.to(g.dtype))
 
 
 @op(save_output=True, method=True)
@@ -496,7 +548,8 @@ def _(ctx, grad, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     # safe too, so the derivative of the unpicked side is finite.
     scale = where(zero, 0.0, _unreduce(grad, shape, dims, keepdim) / where(zero, 1.0, out))
     centered = input - mean(input, dims if dims else None, keepdim=True)
-    return scale * centered * (1.0 / dof if dof else math.inf)
+    factor = 1.0 / dof if dof else math.inf
+    return widened(scale, lambda s: s * factor * centered.to(s.dtype))
 
 
 # -- logsumexp ---------------------------------------------------------------------------------
@@ -519,6 +572,10 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     tensor([0.6931, 2.3133], dtype=float32)
     """
     dims = _dims(dim, axis, input.ndim, "logsumexp")
+    # float16 in float32: the sum of exps passes 65504 at 65505 zeros
+    # (PyTorch gives inf there; the result itself, log(65505), is 11.09).
+    dtype = input.dtype
+    input = input.astype(accumulation_dtype(dtype), copy=False)
     if builtins.any(input.shape[d] == 0 for d in dims):
         shift = np.zeros(tuple(1 if d in dims else s for d, s in enumerate(input.shape)),
                          input.dtype)
@@ -530,7 +587,7 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         total = np.add.reduce(np.exp(input - shift), axis=dims, keepdims=True)
         out = np.log(total) + shift
-    return _squeeze_dims(out, dims, keepdim)
+    return narrow(_squeeze_dims(out, dims, keepdim), dtype)
 
 
 @logsumexp.vjp
@@ -578,7 +635,9 @@ def _norm_forward(input, p=2, dim=None, keepdim=False, *, dtype=None):
     if abs(p) == math.inf and _count(input.shape, dims) == 0:
         raise OpError(f"norm(): cannot compute the {p} norm of an empty slice (input shape "
                       f"{input.shape}), as the operation has no identity")
-    return np.asarray(_vector_norm(input, p, dims, keepdim), dtype=input.dtype)
+    # float16 in float32: 300 ** 2 + 400 ** 2 is inf in float16.
+    wide = input.astype(accumulation_dtype(input.dtype), copy=False)
+    return narrow(_vector_norm(wide, p, dims, keepdim), input.dtype)
 
 
 _norm_forward.__name__ = _norm_forward.__qualname__ = "norm"
@@ -609,6 +668,18 @@ def _(ctx, grad, input, p=2, dim=None, keepdim=False, *, dtype=None):
     if p == 1:
         return grad * sign(input)
     out = _unreduce(ctx.output, shape, dims, keepdim)
+    wide = accumulation_dtype(input.dtype)
+    if wide != input.dtype:
+        # In float32 for float16, as the forward: out ** (p - 1) overflows
+        # float16 for norms far below its limit (450 ** 2 for p = 3).
+        return _norm_gradient(grad.to(wide), input.to(wide), out.to(wide), p,
+                              dims).to(input.dtype)
+    return _norm_gradient(grad, input, out, p, dims)
+
+
+def _norm_gradient(grad, input, out, p, dims):
+    """The gradient of the vector ``p``-norm (``p`` not 0 or 1) from the
+    incoming gradient and the output, both already broadcastable to the input."""
     if abs(p) == math.inf:
         # The elements of largest (smallest) magnitude share the gradient.
         return _spread_over_extremes(grad, input.abs(), out, dims, True) * sign(input)
@@ -625,7 +696,7 @@ def _(ctx, grad, input, p=2, dim=None, keepdim=False, *, dtype=None):
     return where(small, 0.0, sign(input) * magnitude) * scale
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None):
     """Norm of ``input`` over ``dim`` (all elements by default), as ``torch.norm``.
 
     ``p`` is ``"fro"`` (the 2-norm of the elements), a number (the vector
@@ -633,7 +704,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     nonzeros) or any other) or ``"nuc"`` (the nuclear norm of the matrices in
     the last two dims, or in ``dim``). At a zero vector the gradient of the
     2-norm is 0, as in PyTorch; ties of the inf-norm share it evenly.
-    :func:`oxmera.linalg.norm` is the newer interface.
+    :func:`oxmera.linalg.norm` is the newer interface. ``axis`` is accepted
+    for ``dim``.
 
     Examples
     --------
@@ -646,6 +718,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     >>> oxmera.norm(x, float("inf"))
     tensor(4., dtype=float32)
     """
+    dim = pick_dim(dim, axis, "norm")
     if isinstance(p, str) and p == "nuc":
         from oxmera.ops.linalg import matrix_norm
         return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
@@ -661,14 +734,24 @@ def _scan_dim(input, dim, axis, opname):
     return normalize_dim(dim, input.ndim, opname)
 
 
-def _int_to_int64(input, dtype):
-    return np.int64 if dtype is None and input.dtype.kind in "biu" else dtype
+def _scan_wide(scan, input, d, dtype):
+    """``scan`` (np.cumsum, np.cumprod) of ``input`` along ``d`` to ``dtype``:
+    int64 for integers and bool by default; float16 accumulated in float32
+    (each output rounded once), as PyTorch's CPU scans do."""
+    if dtype is None:
+        dtype = np.int64 if input.dtype.kind in "biu" else input.dtype
+    if input.ndim == 0:
+        return np.array(input, dtype=dtype, copy=True)
+    wide = accumulation_dtype(dtype)
+    out = scan(input, axis=d, dtype=wide)
+    return out if wide == dtype else narrow(out, dtype)
 
 
 @op(save=(), method=True)
 def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sum along ``dim`` (over the flattened tensor when ``dim`` is
-    None, as in NumPy). Integer and bool sums are int64.
+    None, as in NumPy). Integer and bool sums are int64; float16 sums
+    accumulate in float32.
 
     Examples
     --------
@@ -678,10 +761,7 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
             [ 4.,  9., 15.]], dtype=float32)
     """
     d = _scan_dim(input, dim, axis, "cumsum")
-    dtype = _int_to_int64(input, dtype)
-    if input.ndim == 0:
-        return np.array(input, dtype=dtype, copy=True)
-    return np.cumsum(input, axis=d, dtype=dtype)
+    return _scan_wide(np.cumsum, input, d, dtype)
 
 
 @cumsum.vjp
@@ -710,10 +790,7 @@ def cumprod(input, dim=None, *, dtype=None, axis=None):
     tensor([1., 2., 0., 0.], dtype=float32)
     """
     d = _scan_dim(input, dim, axis, "cumprod")
-    dtype = _int_to_int64(input, dtype)
-    if input.ndim == 0:
-        return np.array(input, dtype=dtype, copy=True)
-    return np.cumprod(input, axis=d, dtype=dtype)
+    return _scan_wide(np.cumprod, input, d, dtype)
 
 
 @cumprod.vjp
@@ -753,9 +830,11 @@ def linear_scan(input, coefficient, dim, reverse=False):
     tensor([ 1.,  3., 10.], dtype=float32)
     """
     x, c = np.broadcast_arrays(input, coefficient)
-    out = np.array(x, dtype=np.result_type(x, c), copy=True)
+    dtype = np.result_type(x, c)
+    # float16 runs in float32 (each step would round to float16 otherwise).
+    out = np.array(x, dtype=accumulation_dtype(dtype), copy=True)
     if out.ndim == 0:
-        return out
+        return narrow(out, dtype)
     d = normalize_dim(dim, out.ndim, "linear_scan")
     moved, c = np.moveaxis(out, d, 0), np.moveaxis(c, d, 0)
     n = moved.shape[0]
@@ -766,7 +845,7 @@ def linear_scan(input, coefficient, dim, reverse=False):
     else:
         for j in range(1, n):
             moved[j] += c[j] * moved[j - 1]
-    return out
+    return narrow(out, dtype)
 
 
 @linear_scan.vjp
@@ -845,7 +924,9 @@ def sum_to(input, shape):
         return input
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and input.shape[i + lead] != 1)
-    out = np.add.reduce(input, axis=dims, keepdims=True) if dims else input
+    # float16 gradients summed in float32: a bias's gradient over many rows
+    # would stop growing (or overflow) in float16.
+    out = _reduce_wide(np.add, input, dims, input.dtype, True) if dims else input
     return out.reshape(out.shape[lead:]) if lead else out
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops._utils import broadcast_view, normalize_dim
+from oxmera.ops._utils import broadcast_view, normalize_dim, pick_dim
 
 __all__ = ["reshape", "view", "flatten", "unflatten", "transpose", "swapaxes", "permute",
            "movedim", "moveaxis", "squeeze", "unsqueeze", "expand", "broadcast_to", "repeat",
@@ -300,17 +300,19 @@ def _check_sequence(arrays, opname):
 
 
 @op(inputs="sequence", promote=True)
-def cat(tensors, dim=0):
-    """Join tensors along an existing dimension.
+def cat(tensors, dim=0, *, axis=None):
+    """Join tensors along an existing dimension (``axis`` is accepted for ``dim``).
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.cat([oxmera.zeros(2, 3), oxmera.ones(1, 3)]).shape
     (3, 3)
+    >>> oxmera.cat([oxmera.zeros(2, 3), oxmera.ones(2, 1)], axis=1).shape
+    (2, 4)
     """
     _check_sequence(tensors, "cat")
-    d = normalize_dim(dim, tensors[0].ndim, "cat")
+    d = normalize_dim(pick_dim(dim, axis, "cat", default=0), tensors[0].ndim, "cat")
     for i, t in enumerate(tensors):
         if t.ndim != tensors[0].ndim or any(a != b for j, (a, b) in
                                            enumerate(zip(t.shape, tensors[0].shape)) if j != d):
@@ -320,10 +322,10 @@ def cat(tensors, dim=0):
 
 
 @cat.vjp
-def _(ctx, grad, tensors, dim=0):
+def _(ctx, grad, tensors, dim=0, *, axis=None):
     # The inputs are kept (not only their shapes) because the offsets of the
     # slices need the sizes of inputs without a gradient too.
-    d = normalize_dim(dim, grad.ndim, "cat")
+    d = normalize_dim(pick_dim(dim, axis, "cat", default=0), grad.ndim, "cat")
     grads = []
     start = 0
     for i, t in enumerate(tensors):
@@ -334,21 +336,23 @@ def _(ctx, grad, tensors, dim=0):
     return grads
 
 
-def concatenate(tensors, axis=0):
-    """Alias of :func:`cat` (NumPy's name).
+def concatenate(tensors, axis=0, *, dim=None):
+    """Alias of :func:`cat` (NumPy's name); ``dim`` is accepted for ``axis``.
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.concatenate([oxmera.zeros(2), oxmera.ones(1)])
     tensor([0., 0., 1.], dtype=float32)
+    >>> oxmera.concatenate([oxmera.zeros(1, 2), oxmera.ones(1, 1)], dim=1)
+    tensor([[0., 0., 1.]], dtype=float32)
     """
-    return cat(tensors, axis)
+    return cat(tensors, pick_dim(axis, dim, "concatenate", default=0))
 
 
 @op(inputs="sequence", save=(), promote=True)
-def stack(tensors, dim=0):
-    """Join tensors of equal shape along a new dimension.
+def stack(tensors, dim=0, *, axis=None):
+    """Join tensors of equal shape along a new dimension (``axis`` is accepted for ``dim``).
 
     Examples
     --------
@@ -361,13 +365,13 @@ def stack(tensors, dim=0):
         if t.shape != tensors[0].shape:
             raise OpError(f"stack(): expects each tensor to be equal size, but got "
                           f"{tensors[0].shape} at entry 0 and {t.shape} at entry {i}")
-    d = normalize_dim(dim, tensors[0].ndim + 1, "stack")
+    d = normalize_dim(pick_dim(dim, axis, "stack", default=0), tensors[0].ndim + 1, "stack")
     return np.stack(tensors, axis=d)
 
 
 @stack.vjp
-def _(ctx, grad, tensors, dim=0):
-    d = normalize_dim(dim, grad.ndim, "stack")
+def _(ctx, grad, tensors, dim=0, *, axis=None):
+    d = normalize_dim(pick_dim(dim, axis, "stack", default=0), grad.ndim, "stack")
     return [grad[(slice(None),) * d + (i,)] if ctx.needs_input_grad[i] else None
             for i in range(len(tensors))]
 
@@ -545,9 +549,20 @@ def tile(input, dims):
     return repeat(input, (1,) * (ndim - len(dims)) + dims)
 
 
-def _tile_method(self, *dims):
+def _unpacked_or_keyword(args, kwargs, keyword, method):
+    """The one sequence argument of a method that PyTorch also lets take it
+    unpacked (``x.flip(0, 1)``) or by keyword (``x.flip(dims=(0, 1))``)."""
+    if not kwargs:
+        return args[0] if len(args) == 1 else args
+    if set(kwargs) != {keyword} or args:
+        raise TypeError(f"Tensor.{method}(): takes its {keyword} unpacked, as one sequence or as "
+                        f"{keyword}=..., got positional {args} and keywords {sorted(kwargs)}")
+    return kwargs[keyword]
+
+
+def _tile_method(self, *dims, **kwargs):
     """``tile(self, dims)``; PyTorch's method also takes the dims unpacked: ``x.tile(2, 2)``."""
-    return tile(self, _shape_arg(dims, "tile"))
+    return tile(self, _unpacked_or_keyword(dims, kwargs, "dims", "tile"))
 
 
 @op(save=(), method=False)
@@ -574,9 +589,9 @@ def _(ctx, grad, input, dims):
     return flip(grad, dims)
 
 
-def _flip_method(self, *dims):
+def _flip_method(self, *dims, **kwargs):
     """``flip(self, dims)``; PyTorch's method also takes the dims unpacked: ``x.flip(0, 1)``."""
-    return flip(self, dims[0] if len(dims) == 1 else dims)
+    return flip(self, _unpacked_or_keyword(dims, kwargs, "dims", "flip"))
 
 
 def _roll_args(shifts, dims, opname="roll"):

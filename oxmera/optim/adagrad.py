@@ -7,7 +7,7 @@ dict taken before the first step already holds it.
 """
 import numpy as np
 
-from oxmera.optim.optimizer import _check_non_negative, Optimizer, _step_count
+from oxmera.optim.optimizer import Optimizer, _check_flags, _check_non_negative, _step_count
 from oxmera.ops.creation import from_numpy, tensor
 
 __all__ = ["Adagrad"]
@@ -53,17 +53,21 @@ class Adagrad(Optimizer):
     0.5
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"step": "step", "sum": "non-negative"}
+    _required_state = ("step", "sum")
+
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, *, maximize=False):
-        _check_non_negative("Adagrad",
-                            ("learning rate", lr), ("lr_decay value", lr_decay),
-                            ("weight_decay value", weight_decay),
-                            ("initial_accumulator_value value", initial_accumulator_value),
-                            ("epsilon value", eps))
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
                     "maximize": maximize}
         super().__init__(params, defaults)
+
+    def _check_hyper_parameters(self, where, group):
+        _check_non_negative(where, group, "lr", "lr_decay", "weight_decay",
+                            "initial_accumulator_value", "eps")
+        _check_flags(where, group, "maximize")
 
     def _init_group_state(self, group):
         for p in group["params"]:

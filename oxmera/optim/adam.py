@@ -7,23 +7,11 @@ Python floats, and the update is ``θ - (step_size · m) / (√v / √(1-β₂�
 """
 import numpy as np
 
-from oxmera.optim.optimizer import Optimizer, _check_non_negative, _lerp_, _step_count
+from oxmera.optim.optimizer import (Optimizer, _check_betas, _check_flags, _check_non_negative,
+                                    _lerp_, _step_count)
 from oxmera.ops.creation import from_numpy, tensor
 
 __all__ = ["Adam"]
-
-
-def _check_hyper_parameters(name, lr, betas, eps, weight_decay):
-    _check_non_negative(name, ("learning rate", lr), ("epsilon value", eps))
-    if len(betas) != 2:
-        raise ValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"{name}: invalid beta parameter at index 0: {betas[0]} "
-                         f"(must be in [0, 1))")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"{name}: invalid beta parameter at index 1: {betas[1]} "
-                         f"(must be in [0, 1))")
-    _check_non_negative(name, ("weight_decay value", weight_decay))
 
 
 class Adam(Optimizer):
@@ -78,13 +66,23 @@ class Adam(Optimizer):
     tensor([ 0.9, -0.9], dtype=float32, requires_grad=True)
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"step": "step", "exp_avg": "finite", "exp_avg_sq": "non-negative",
+                    "max_exp_avg_sq": "non-negative"}
+    _required_state = ("step", "exp_avg", "exp_avg_sq")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
-        _check_hyper_parameters(type(self).__name__, lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
                     "amsgrad": amsgrad, "maximize": maximize,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
+
+    def _check_hyper_parameters(self, where, group):
+        _check_non_negative(where, group, "lr", "eps")
+        _check_betas(where, group)
+        _check_non_negative(where, group, "weight_decay")
+        _check_flags(where, group, "amsgrad", "maximize", "decoupled_weight_decay")
 
     def step(self, closure=None):
         """Update the parameters once; see ``Optimizer.step``.

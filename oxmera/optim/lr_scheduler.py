@@ -21,7 +21,9 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
-from oxmera.optim.optimizer import Optimizer
+import numpy as np
+
+from oxmera.optim.optimizer import Optimizer, _check_finite, _check_non_negative, _real
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "LambdaLR", "ReduceLROnPlateau"]
@@ -30,9 +32,33 @@ _EPOCH_DEPRECATION = ("The epoch parameter in `scheduler.step()` is deprecated (
                       "PyTorch); call `scheduler.step()` without it")
 
 
+#: Keys of PyTorch's scheduler state dicts that only matter inside ``step()``: accepted
+#: by ``load_state_dict`` and not loaded.
+_BOOKKEEPING_KEYS = ("verbose", "_get_lr_called_within_step", "_is_initial")
+
+
 def _check_optimizer(optimizer, name):
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{name}: {type(optimizer).__name__} is not an Optimizer")
+
+
+def _check_counts(where, state, low, *keys):
+    """Raise ``ValueError`` unless each ``state[key]`` is an int ``>= low``."""
+    for key in keys:
+        value = state[key]
+        if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+                or value < low):
+            raise ValueError(f"{where}: invalid {key}: {value!r} (must be an int >= {low})")
+
+
+def _check_rates(where, state, key, length):
+    """Raise unless ``state[key]`` is a list of ``length`` finite learning rates >= 0."""
+    rates = state[key]
+    if not isinstance(rates, (list, tuple)) or len(rates) != length:
+        raise ValueError(f"{where}: {key} must be a list of {length} learning rates (one per "
+                         f"parameter group), got {rates!r}")
+    _check_non_negative(where, {f"{key}[{i}]": rate for i, rate in enumerate(rates)},
+                        *(f"{key}[{i}]" for i in range(length)))
 
 
 class LRScheduler:
@@ -114,8 +140,17 @@ class LRScheduler:
         """
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
+    #: Keys of ``state_dict()`` that are not attributes (loaded by the subclass).
+    _not_attributes = ()
+
     def load_state_dict(self, state_dict):
         """Restore the state from ``state_dict()``.
+
+        The state dict must hold the keys this scheduler's ``state_dict()``
+        holds (PyTorch's bookkeeping keys are accepted and ignored), each
+        value checked as the constructor checks its arguments, before any
+        is loaded: a state dict that does not fit raises ``ValueError``
+        and leaves the scheduler as it was.
 
         Examples
         --------
@@ -129,11 +164,46 @@ class LRScheduler:
         >>> sched2.load_state_dict(sched.state_dict())
         >>> sched2.last_epoch
         1
+        >>> sched2.load_state_dict(dict(sched.state_dict(), gamma=float('nan')))
+        Traceback (most recent call last):
+          ...
+        ValueError: ExponentialLR.load_state_dict(): invalid gamma value: nan (must be finite)
         """
+        name = f"{type(self).__name__}.load_state_dict()"
         if not isinstance(state_dict, dict):
-            raise TypeError(f"{type(self).__name__}.load_state_dict(): expected a dict, got "
-                            f"{type(state_dict).__name__}")
-        self.__dict__.update(state_dict)
+            raise TypeError(f"{name}: expected a dict, got {type(state_dict).__name__}")
+        current = self.state_dict()
+        unknown = [key for key in state_dict
+                   if key not in current and key not in _BOOKKEEPING_KEYS]
+        missing = [key for key in current
+                   if key not in state_dict and key not in _BOOKKEEPING_KEYS]
+        if unknown or missing:
+            raise ValueError(f"{name}: the state dict does not fit this {type(self).__name__} "
+                             f"(unexpected keys: {unknown}; missing keys: {missing}); is it "
+                             f"another scheduler's?")
+        state = {key: value for key, value in state_dict.items()
+                 if key not in _BOOKKEEPING_KEYS and key not in self._not_attributes}
+        try:
+            self._check_state(name, state, current)
+        except TypeError as err:             # a state dict that does not fit: ValueError
+            raise ValueError(str(err)) from None
+        self.__dict__.update(state)
+
+    def _check_state(self, where, state, current):
+        """Check (and normalize, in place) a state to load; ``current`` is this one's."""
+        if "last_epoch" in state:
+            _check_counts(where, state, -1, "last_epoch")
+        if "_step_count" in state:
+            _check_counts(where, state, 0, "_step_count")
+        for key in ("base_lrs", "_last_lr", "min_lrs"):     # the lists of one rate per group
+            if key in state:
+                _check_rates(where, state, key, len(current[key]))
+        self._check_settings(where, state)
+
+    def _check_settings(self, where, settings):
+        """Raise unless the subclass's own settings (``gamma``...) in ``settings`` are
+        usable, normalizing them in place; the constructor and ``load_state_dict`` both
+        run it, so the two cannot drift apart."""
 
     def get_last_lr(self):
         """The learning rates the last ``step()`` set, one per parameter group.
@@ -241,13 +311,21 @@ class LambdaLR(LRScheduler):
                                for fn in self.lr_lambdas]
         return state
 
+    _not_attributes = ("lr_lambdas",)
+
     def load_state_dict(self, state_dict):
-        state_dict = dict(state_dict)
-        lr_lambdas = state_dict.pop("lr_lambdas", None) or []
+        saved = state_dict.get("lr_lambdas") if isinstance(state_dict, dict) else None
+        if isinstance(state_dict, dict) and "lr_lambdas" in state_dict and not (
+                isinstance(saved, (list, tuple)) and len(saved) == len(self.lr_lambdas)
+                and all(item is None or (isinstance(item, dict) and hasattr(fn, "__dict__"))
+                        for fn, item in zip(self.lr_lambdas, saved))):
+            raise ValueError(f"LambdaLR.load_state_dict(): lr_lambdas must be a list of "
+                             f"{len(self.lr_lambdas)} entries, None for a function and the "
+                             f"attributes (a dict) of a callable object, got {saved!r}")
         super().load_state_dict(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
+        for fn, attributes in zip(self.lr_lambdas, saved):
+            if attributes is not None:
+                fn.__dict__.update(attributes)
 
     def get_lr(self):
         return [base_lr * lmbda(self.last_epoch)
@@ -283,11 +361,19 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        if int(step_size) != step_size or step_size <= 0:
-            raise ValueError(f"StepLR: step_size must be a positive integer, got {step_size!r}")
-        self.step_size = step_size
-        self.gamma = gamma
+        settings = {"step_size": step_size, "gamma": gamma}
+        self._check_settings("StepLR", settings)
+        self.__dict__.update(settings)
         super().__init__(optimizer, last_epoch)
+
+    def _check_settings(self, where, settings):
+        step_size = settings["step_size"]
+        if isinstance(step_size, (bool, np.bool_)) or not isinstance(
+                step_size, (int, float, np.integer, np.floating)) or not (
+                0 < step_size < math.inf and int(step_size) == step_size):
+            raise ValueError(f"{where}: step_size must be a positive integer, got "
+                             f"{step_size!r}")
+        _check_finite(where, settings, "gamma")
 
     def get_lr(self):
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
@@ -328,14 +414,22 @@ class MultiStepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones = Counter(milestones)
-        self.gamma = gamma
+        settings = {"milestones": Counter(milestones), "gamma": gamma}
+        self._check_settings("MultiStepLR", settings)
+        self.__dict__.update(settings)
         super().__init__(optimizer, last_epoch)
 
-    def load_state_dict(self, state_dict):
-        super().load_state_dict(state_dict)
+    def _check_settings(self, where, settings):
+        milestones = settings["milestones"]
+        if not isinstance(milestones, dict):
+            raise ValueError(f"{where}: milestones must be a dict (a Counter) from epoch to "
+                             f"count, got {type(milestones).__name__}")
+        for epoch, count in milestones.items():
+            _check_counts(where, {"milestone": epoch, "milestone count": count}, 0,
+                          "milestone", "milestone count")
         # A state dict read back by oxmera.load holds a plain dict.
-        self.milestones = Counter(self.milestones)
+        settings["milestones"] = Counter(milestones)
+        _check_finite(where, settings, "gamma")
 
     def get_lr(self):
         if self.last_epoch not in self.milestones:
@@ -374,8 +468,13 @@ class ExponentialLR(LRScheduler):
     """
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
+        settings = {"gamma": gamma}
+        self._check_settings("ExponentialLR", settings)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
+
+    def _check_settings(self, where, settings):
+        _check_finite(where, settings, "gamma")
 
     def get_lr(self):
         if self._is_initial:
@@ -423,11 +522,15 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        if T_max <= 0:
-            raise ValueError(f"CosineAnnealingLR: T_max must be positive, got {T_max!r}")
-        self.T_max = T_max
-        self.eta_min = eta_min
+        settings = {"T_max": T_max, "eta_min": eta_min}
+        self._check_settings("CosineAnnealingLR", settings)
+        self.__dict__.update(settings)
         super().__init__(optimizer, last_epoch)
+
+    def _check_settings(self, where, settings):
+        _check_finite(where, settings, "T_max", "eta_min")
+        if settings["T_max"] <= 0:
+            raise ValueError(f"{where}: T_max must be positive, got {settings['T_max']!r}")
 
     def get_lr(self):
         if self._is_initial:
@@ -497,27 +600,46 @@ class ReduceLROnPlateau(LRScheduler):
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
-        if factor >= 1.0:
-            raise ValueError(f"ReduceLROnPlateau: factor should be < 1.0, got {factor}")
         _check_optimizer(optimizer, "ReduceLROnPlateau")
-        self.factor = factor
-        self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
                 raise ValueError(f"ReduceLROnPlateau: expected {len(optimizer.param_groups)} "
                                  f"min_lrs (one per parameter group), got {len(min_lr)}")
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
+            default_min_lr, min_lrs = None, list(min_lr)
         else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * len(optimizer.param_groups)
-        self.patience = patience
-        self.cooldown = cooldown
-        self.eps = eps
+            default_min_lr, min_lrs = min_lr, [min_lr] * len(optimizer.param_groups)
+        settings = {"factor": factor, "min_lrs": min_lrs, "default_min_lr": default_min_lr,
+                    "patience": patience, "cooldown": cooldown, "eps": eps, "mode": mode,
+                    "threshold": threshold, "threshold_mode": threshold_mode}
+        self._check_settings("ReduceLROnPlateau", settings)
+        self.optimizer = optimizer
+        self.__dict__.update(settings)
         self.last_epoch = 0
         self._last_lr = self._current_lrs()
-        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
         self._reset()
+
+    def _check_settings(self, where, settings):
+        factor = settings["factor"]
+        if not _real(where, "factor", factor) < 1.0 or not math.isfinite(factor):
+            raise ValueError(f"{where}: factor should be < 1.0, got {factor}")
+        if settings["mode"] not in ("min", "max"):
+            raise ValueError(f"{where}: mode {settings['mode']!r} is unknown (use 'min' or "
+                             f"'max')")
+        if settings["threshold_mode"] not in ("rel", "abs"):
+            raise ValueError(f"{where}: threshold mode {settings['threshold_mode']!r} is "
+                             f"unknown (use 'rel' or 'abs')")
+        _check_finite(where, settings, "threshold")
+        _check_non_negative(where, settings, "eps")
+        _check_counts(where, settings, 0, "patience", "cooldown")
+        _check_rates(where, settings, "min_lrs", len(settings["min_lrs"]))
+        if settings["default_min_lr"] is not None:
+            _check_non_negative(where, settings, "default_min_lr")
+        # The progress through a plateau, in a loaded state dict.
+        _check_counts(where, settings, 0,
+                      *(key for key in ("cooldown_counter", "num_bad_epochs") if key in settings))
+        if "best" in settings and math.isnan(_real(where, "best", settings["best"])):
+            raise ValueError(f"{where}: invalid best value: nan (must be a number or +-inf)")
+        settings["mode_worse"] = math.inf if settings["mode"] == "min" else -math.inf
 
     def _reset(self):
         self.best = self.mode_worse
@@ -594,19 +716,3 @@ class ReduceLROnPlateau(LRScheduler):
         if self.mode == "max" and self.threshold_mode == "rel":
             return a > best * (self.threshold + 1.0)
         return a > best + self.threshold
-
-    def _init_is_better(self, mode, threshold, threshold_mode):
-        if mode not in {"min", "max"}:
-            raise ValueError(f"ReduceLROnPlateau: mode {mode!r} is unknown (use 'min' or 'max')")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError(f"ReduceLROnPlateau: threshold mode {threshold_mode!r} is unknown "
-                             f"(use 'rel' or 'abs')")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
-
-    def load_state_dict(self, state_dict):
-        super().load_state_dict(state_dict)
-        self._init_is_better(mode=self.mode, threshold=self.threshold,
-                             threshold_mode=self.threshold_mode)

@@ -17,6 +17,7 @@ single-tensor implementations, then bump each parameter's version counter
 so a backward that saved the old values raises instead of using new ones.
 """
 import copy
+import math
 import warnings
 from collections import defaultdict
 from itertools import chain
@@ -31,16 +32,67 @@ from oxmera.ops.creation import from_numpy, tensor
 __all__ = ["Optimizer", "required"]
 
 
+def _real(where, label, value):
+    """``value`` as a float, after checking it is a real number (not a bool, not a string)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                      np.floating)):
+        raise TypeError(f"{where}: invalid {label}: {value!r} (must be a real number, got "
+                        f"{type(value).__name__})")
+    try:
+        return float(value)
+    except OverflowError:             # an int beyond float's range
+        return math.inf if value > 0 else -math.inf
 
-def _check_non_negative(optimizer, *labeled_values):
-    """Raise ``ValueError`` at the first ``(label, value)`` that is negative or NaN.
+
+#: How the optimizers' messages name their hyper-parameters (PyTorch's wording).
+_LABELS = {"lr": "learning rate", "eps": "epsilon value", "initial_lr": "initial_lr value"}
+
+
+def _label(key):
+    return _LABELS.get(key, f"{key} value")
+
+
+def _check_finite(where, group, *keys):
+    """Raise unless each ``group[key]`` is a finite real number (``TypeError`` for a
+    non-number, ``ValueError`` for NaN or infinity)."""
+    for key in keys:
+        value = group[key]
+        if not math.isfinite(_real(where, _label(key), value)):
+            raise ValueError(f"{where}: invalid {_label(key)}: {value} (must be finite)")
+
+
+def _check_non_negative(where, group, *keys):
+    """Raise unless each ``group[key]`` is a finite real number ``>= 0``.
 
     The one check of the optimizers' non-negative hyper-parameters, with
-    PyTorch's wording: ``"SGD: invalid momentum value: -1 (must be >= 0)"``.
+    PyTorch's wording: ``"SGD: invalid momentum value: -1 (must be >= 0)"``;
+    a NaN or an infinity would write NaN into the parameters, so they are
+    refused too.
     """
-    for label, value in labeled_values:
-        if not 0.0 <= value:
-            raise ValueError(f"{optimizer}: invalid {label}: {value} (must be >= 0)")
+    _check_finite(where, group, *keys)
+    for key in keys:
+        if not 0.0 <= group[key]:
+            raise ValueError(f"{where}: invalid {_label(key)}: {group[key]} (must be >= 0)")
+
+
+def _check_flags(where, group, *keys):
+    """Raise ``TypeError`` unless each ``group[key]`` is a bool."""
+    for key in keys:
+        if not isinstance(group[key], (bool, np.bool_)):
+            raise TypeError(f"{where}: invalid {key}: {group[key]!r} (must be a bool, got "
+                            f"{type(group[key]).__name__})")
+
+
+def _check_betas(where, group):
+    """Raise unless ``group['betas']`` is a pair of real numbers in [0, 1) (Adam's)."""
+    betas = group["betas"]
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ValueError(f"{where}: betas must be a pair (beta1, beta2), got {betas!r}")
+    for i, beta in enumerate(betas):
+        if not 0.0 <= _real(where, f"beta parameter at index {i}", beta) < 1.0:
+            raise ValueError(f"{where}: invalid beta parameter at index {i}: {beta} "
+                             f"(must be in [0, 1))")
+
 
 class _RequiredParameter:
     """Marks a hyper-parameter every parameter group must give (no default)."""
@@ -96,11 +148,21 @@ class Optimizer:
     True
     """
 
+    #: The per-parameter state ``step()`` reads, by key, and what each value must be
+    #: (``"step"``: a whole number >= 0; ``"finite"``: a finite tensor of the parameter's
+    #: shape; ``"non-negative"``: also >= 0; ``"finite or None"``); ``load_state_dict``
+    #: refuses other keys. None (a subclass that declares nothing): any keys, tensors of
+    #: the parameter's shape and a numeric ``'step'``.
+    _state_kinds = None
+    #: The keys a non-empty per-parameter state must hold (``step()`` reads them).
+    _required_state = ()
+
     def __init__(self, params, defaults):
+        name = type(self).__name__
+        self._check_hyper_parameters(name, defaults)
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
-        name = type(self).__name__
         if isinstance(params, Tensor):
             raise TypeError(f"{name}: params should be an iterable of Tensors or dicts, but got "
                             f"a Tensor of shape {params.shape}; pass [tensor]")
@@ -188,6 +250,7 @@ class Optimizer:
                 raise ValueError(f"{name}: parameter group didn't specify a value of required "
                                  f"optimization parameter {key}")
             group.setdefault(key, default)
+        self._check_param_group(f"{name}.add_param_group()", group)
         seen = set()
         if any(id(p) in seen or seen.add(id(p)) for p in tensors):
             warnings.warn(f"{name}: optimizer contains a parameter group with duplicate "
@@ -204,6 +267,21 @@ class Optimizer:
 
     def _init_group_state(self, group):
         """Hook for optimizers that create state at construction (Adagrad)."""
+
+    def _check_hyper_parameters(self, where, group):
+        """Raise ``ValueError`` (``TypeError`` for a wrong type) unless ``group``'s
+        hyper-parameters are ones ``step()`` can use; messages start with ``where``.
+
+        The one validation of a subclass's hyper-parameters: the constructor runs it
+        on the defaults, ``add_param_group`` and ``load_state_dict`` on each group, so
+        the three cannot drift apart. The base class checks nothing.
+        """
+
+    def _check_param_group(self, where, group):
+        """``_check_hyper_parameters``, plus the keys every optimizer's groups share."""
+        if "initial_lr" in group:           # recorded by the learning-rate schedulers
+            _check_non_negative(where, group, "initial_lr")
+        self._check_hyper_parameters(where, group)
 
     # -- gradients and steps ---------------------------------------------------------------
 
@@ -343,7 +421,11 @@ class Optimizer:
     def load_state_dict(self, state_dict):
         """Load a ``state_dict()`` (of an optimizer of the same parameter layout).
 
-        Everything is checked before anything changes: a state dict that
+        Everything is checked before anything changes, as this optimizer's
+        constructor checks its arguments: every group's hyper-parameters
+        (missing ones take the defaults), and every parameter's state
+        (the keys this optimizer's ``step()`` reads, each a finite value of
+        the parameter's shape, ``'step'`` a whole number). A state dict that
         does not fit raises ``ValueError`` and leaves this optimizer as it
         was. State tensors are copied (in the parameter's floating dtype),
         so the loaded optimizer shares no memory with ``state_dict``.
@@ -361,76 +443,188 @@ class Optimizer:
         >>> opt2.load_state_dict(saved)
         >>> opt2.param_groups[0]['lr'], opt2.state[w]['step'].item()
         (0.1, 1.0)
+        >>> saved['param_groups'][0]['betas'] = (2, 5)
+        >>> opt2.load_state_dict(saved)
+        Traceback (most recent call last):
+          ...
+        ValueError: Adam.load_state_dict(): param_groups[0]: invalid beta parameter at index 0: ...
         """
-        name = type(self).__name__
+        name = f"{type(self).__name__}.load_state_dict()"
         if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
             got = (f"a dict with keys {sorted(map(str, state_dict))}"
                    if isinstance(state_dict, dict) else type(state_dict).__name__)
-            raise ValueError(f"{name}.load_state_dict(): expected a dict with 'state' and "
-                             f"'param_groups', got {got}")
+            raise ValueError(f"{name}: expected a dict with 'state' and 'param_groups', got "
+                             f"{got}")
         saved_groups = state_dict["param_groups"]
         saved_state = state_dict["state"]
         if not isinstance(saved_groups, (list, tuple)) or not all(
                 isinstance(g, dict) and isinstance(g.get("params"), (list, tuple))
                 for g in saved_groups):
-            raise ValueError(f"{name}.load_state_dict(): 'param_groups' must be a list of dicts "
-                             f"each with a 'params' list")
+            raise ValueError(f"{name}: 'param_groups' must be a list of dicts each with a "
+                             f"'params' list")
         if not isinstance(saved_state, dict):
-            raise ValueError(f"{name}.load_state_dict(): 'state' must be a dict, got "
+            raise ValueError(f"{name}: 'state' must be a dict, got "
                              f"{type(saved_state).__name__}")
         groups = self.param_groups
         if len(groups) != len(saved_groups):
-            raise ValueError(f"{name}.load_state_dict(): loaded state dict has a different "
-                             f"number of parameter groups ({len(saved_groups)}) than the "
-                             f"optimizer ({len(groups)})")
+            raise ValueError(f"{name}: loaded state dict has a different number of parameter "
+                             f"groups ({len(saved_groups)}) than the optimizer ({len(groups)})")
         for i, (group, saved) in enumerate(zip(groups, saved_groups)):
             if len(group["params"]) != len(saved["params"]):
-                raise ValueError(f"{name}.load_state_dict(): loaded state dict contains a "
-                                 f"parameter group ({i}) that doesn't match the size of the "
-                                 f"optimizer's group ({len(saved['params'])} vs "
-                                 f"{len(group['params'])} parameters)")
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))
+                raise ValueError(f"{name}: loaded state dict contains a parameter group ({i}) "
+                                 f"that doesn't match the size of the optimizer's group "
+                                 f"({len(saved['params'])} vs {len(group['params'])} "
+                                 f"parameters)")
+        param_of = self._saved_index_map(name, saved_groups)
+        unknown = [key for key in saved_state if key not in param_of]
+        if unknown:
+            raise ValueError(f"{name}: 'state' holds the state of parameter(s) "
+                             f"{unknown[:5]!r}, which no parameter group lists (the groups "
+                             f"list {len(param_of)} parameters: {sorted(param_of)[:10]!r})")
+        new_groups = [self._loaded_group(f"{name}: param_groups[{i}]", group, saved)
+                      for i, (group, saved) in enumerate(zip(groups, saved_groups))]
         new_state = defaultdict(dict)
         for key, value in saved_state.items():
-            param = id_map.get(key)
-            if param is None:
-                new_state[key] = copy.deepcopy(value)
-                continue
             if not isinstance(value, dict):
-                raise ValueError(f"{name}.load_state_dict(): the state of parameter {key} must "
-                                 f"be a dict, got {type(value).__name__}")
-            new_state[param] = {k: self._cast_state(param, key, k, v) for k, v in value.items()}
-        new_groups = []
-        for group, saved in zip(groups, saved_groups):
-            new_group = copy.deepcopy({k: v for k, v in saved.items() if k != "params"})
-            new_group["params"] = group["params"]
-            if "param_names" in group and "param_names" not in new_group:
-                new_group["param_names"] = group["param_names"]
-            for k, default in self.defaults.items():
-                if default is not required:
-                    new_group.setdefault(k, default)
-            new_groups.append(new_group)
+                raise ValueError(f"{name}: the state of parameter {key} must be a dict, got "
+                                 f"{type(value).__name__}")
+            param = param_of[key]
+            new_state[param] = self._loaded_state(name, key, param, value)
         self.state = new_state
         self.param_groups = new_groups
 
-    def _cast_state(self, param, index, key, value):
-        """A copy of one loaded state value, checked against its parameter."""
-        name = type(self).__name__
-        if isinstance(value, np.ndarray):
-            value = from_numpy(np.array(value))
-        if isinstance(value, Tensor):
-            if key == "step":
-                return tensor(value._data)
-            if value.shape != param.shape:
-                raise ValueError(f"{name}.load_state_dict(): state '{key}' of parameter {index} "
-                                 f"has shape {value.shape}, but the parameter has shape "
-                                 f"{param.shape}")
-            dtype = param.dtype if param.dtype.kind == "f" else value.dtype
-            return from_numpy(np.array(value._data, dtype=dtype))
-        if key == "step" and isinstance(value, (int, float)) and not isinstance(value, bool):
-            return tensor(float(value), dtype=np.float32)
-        return copy.deepcopy(value)
+    def _saved_index_map(self, name, saved_groups):
+        """Each saved parameter index -> this optimizer's parameter it stands for."""
+        param_of = {}
+        own = chain.from_iterable(g["params"] for g in self.param_groups)
+        saved = chain.from_iterable(g["params"] for g in saved_groups)
+        for index, param in zip(saved, own):
+            if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+                raise ValueError(f"{name}: the groups' 'params' must list parameter indices "
+                                 f"(ints), got {index!r}")
+            if param_of.setdefault(index, param) is not param:
+                raise ValueError(f"{name}: parameter index {index} appears twice in "
+                                 f"'param_groups' for two different parameters")
+        return param_of
+
+    def _loaded_group(self, where, group, saved):
+        """The group ``saved`` describes, holding ``group``'s parameters, checked."""
+        new_group = copy.deepcopy({k: v for k, v in saved.items() if k != "params"})
+        new_group["params"] = group["params"]
+        if "param_names" in new_group:
+            names = new_group["param_names"]
+            if not (isinstance(names, (list, tuple)) and len(names) == len(group["params"])
+                    and all(isinstance(n, str) for n in names)):
+                raise ValueError(f"{where}: 'param_names' must be a list of "
+                                 f"{len(group['params'])} strings, got {names!r}")
+        elif "param_names" in group:
+            new_group["param_names"] = group["param_names"]
+        for key, default in self.defaults.items():
+            if default is not required:
+                new_group.setdefault(key, default)
+            elif key not in new_group:
+                raise ValueError(f"{where}: the group does not give the required optimization "
+                                 f"parameter {key}")
+        try:
+            self._check_param_group(where, new_group)
+        except TypeError as err:             # a state dict that does not fit: ValueError
+            raise ValueError(str(err)) from None
+        return new_group
+
+    def _loaded_state(self, name, index, param, saved):
+        """A checked copy of the per-parameter state ``saved`` of ``param``."""
+        kinds = self._state_kinds
+        if kinds is not None and saved:
+            unknown = [key for key in saved if key not in kinds]
+            missing = [key for key in self._required_state if key not in saved]
+            if unknown or missing:
+                problem = (f"has key(s) {unknown} that {type(self).__name__} does not use"
+                           if unknown else f"lacks {missing}")
+                raise ValueError(f"{name}: the state of parameter {index} {problem} (a "
+                                 f"{type(self).__name__} state holds {list(kinds)}, of which "
+                                 f"{list(self._required_state)} are needed); is it another "
+                                 f"optimizer's state dict?")
+        loaded = {}
+        for key, value in saved.items():
+            where = f"{name}: state {key!r} of parameter {index}"
+            kind = kinds[key] if kinds is not None else None
+            if key == "step" or kind == "step":
+                loaded[key] = _loaded_step(where, value)
+            elif kind is None and not _is_array(value):
+                loaded[key] = copy.deepcopy(value)       # a custom optimizer's own value
+            elif kind == "finite or None" and value is None:
+                loaded[key] = None
+            else:
+                loaded[key] = _loaded_tensor(where, param, kind, value)
+        return loaded
+
+
+def _is_array(value):
+    return isinstance(value, (Tensor, np.ndarray)) or (
+        hasattr(value, "__array__") and not isinstance(value, (str, bytes, np.generic)))
+
+
+def _as_array(value):
+    """The NumPy array of a Tensor, an ndarray or another array (a torch.Tensor), or None."""
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, np.ndarray):
+        return value
+    if _is_array(value):
+        try:
+            return np.asarray(value)
+        except Exception:                    # e.g. a torch.Tensor that requires grad
+            return None
+    return None
+
+
+def _loaded_step(where, value):
+    """A loaded step count as the 0-d float32 tensor the optimizers advance."""
+    number = value
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(
+            value, (bool, np.bool_)):
+        array = _as_array(value)
+        if array is None or array.shape != () or array.dtype.kind not in "iuf":
+            described = (f"a {array.dtype} array of shape {array.shape}" if array is not None
+                         else f"a {type(value).__name__}")
+            raise ValueError(f"{where} must be a number or a 0-d tensor (the count of steps "
+                             f"taken), got {described}")
+        number = array[()]
+    try:
+        count = float(number)
+    except OverflowError:
+        count = math.inf
+    with np.errstate(all="ignore"):          # an overflow to inf is refused just below
+        step = np.float32(count)
+    if not (math.isfinite(step) and step >= 0 and step == math.floor(step)):
+        raise ValueError(f"{where} is {number!r}; it must be a whole number >= 0 (the count "
+                         f"of steps taken) that float32 holds")
+    return tensor(step, dtype=np.float32)
+
+
+def _loaded_tensor(where, param, kind, value):
+    """A checked copy of a loaded state tensor, in the parameter's floating dtype."""
+    array = _as_array(value)
+    if array is None:
+        raise ValueError(f"{where} must be a tensor of the parameter's shape {param.shape}, "
+                         f"got a {type(value).__name__}")
+    if array.shape != param.shape:
+        raise ValueError(f"{where} has shape {array.shape}, but the parameter has shape "
+                         f"{param.shape}")
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"{where} has dtype {array.dtype}; it must be a real number tensor")
+    dtype = param.dtype if np.dtype(param.dtype).kind == "f" else array.dtype
+    with np.errstate(all="ignore"):          # an overflow to inf is refused just below
+        copied = np.array(array, dtype=dtype)
+    if kind is not None:
+        if not np.isfinite(copied).all():
+            cause = ("holds NaN or infinite values" if not np.isfinite(array).all()
+                     else f"holds values beyond the range of the parameter's {dtype}")
+            raise ValueError(f"{where} {cause}; step() would write them into the parameter")
+        if kind == "non-negative" and (copied < 0).any():
+            raise ValueError(f"{where} holds negative values; it is a sum of squares, whose "
+                             f"square root step() takes")
+    return from_numpy(copied)
 
 
 def _no_lock(tensor):

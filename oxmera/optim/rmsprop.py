@@ -6,7 +6,8 @@ accumulates ``g / (√v + ε)`` before the learning rate is applied.
 """
 import numpy as np
 
-from oxmera.optim.optimizer import _check_non_negative, Optimizer, _lerp_, _step_count
+from oxmera.optim.optimizer import (Optimizer, _check_flags, _check_non_negative, _lerp_,
+                                    _step_count)
 from oxmera.ops.creation import from_numpy, tensor
 
 __all__ = ["RMSprop"]
@@ -63,15 +64,20 @@ class RMSprop(Optimizer):
     0.96838
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"step": "step", "square_avg": "non-negative", "momentum_buffer": "finite",
+                    "grad_avg": "finite"}
+    _required_state = ("step", "square_avg")
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, *, maximize=False):
-        _check_non_negative("RMSprop",
-                            ("learning rate", lr), ("epsilon value", eps),
-                            ("momentum value", momentum), ("weight_decay value", weight_decay),
-                            ("alpha value", alpha))
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
+
+    def _check_hyper_parameters(self, where, group):
+        _check_non_negative(where, group, "lr", "eps", "momentum", "weight_decay", "alpha")
+        _check_flags(where, group, "centered", "maximize")
 
     def step(self, closure=None):
         """Update the parameters once; see ``Optimizer.step``.

@@ -6,7 +6,7 @@ times it), computed on the parameters' arrays in their dtype.
 """
 import numpy as np
 
-from oxmera.optim.optimizer import _check_non_negative, Optimizer
+from oxmera.optim.optimizer import Optimizer, _check_finite, _check_flags, _check_non_negative
 from oxmera.ops.creation import from_numpy
 
 __all__ = ["SGD"]
@@ -59,17 +59,23 @@ class SGD(Optimizer):
     tensor([ 0.46, -0.92], dtype=float32, requires_grad=True)
     """
 
+    # What step() reads from each parameter's state (load_state_dict checks it).
+    _state_kinds = {"momentum_buffer": "finite or None"}
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False):
-        _check_non_negative("SGD",
-                            ("learning rate", lr), ("momentum value", momentum),
-                            ("weight_decay value", weight_decay))
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError(f"SGD: Nesterov momentum requires a momentum and zero dampening "
-                             f"(got momentum={momentum}, dampening={dampening})")
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
         super().__init__(params, defaults)
+
+    def _check_hyper_parameters(self, where, group):
+        _check_non_negative(where, group, "lr", "momentum", "weight_decay")
+        _check_finite(where, group, "dampening")
+        _check_flags(where, group, "nesterov", "maximize")
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError(f"{where}: Nesterov momentum requires a momentum and zero "
+                             f"dampening (got momentum={group['momentum']}, "
+                             f"dampening={group['dampening']})")
 
     def step(self, closure=None):
         """Update the parameters once; see ``Optimizer.step``.

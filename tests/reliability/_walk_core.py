@@ -40,7 +40,8 @@ def engine_objects():
     """Real objects the engine made: a leaf, an output, its node, an op and its meta."""
     x = oxmera.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = (x * x).sum()
-    objects = [x, y, y.grad_fn, y.grad_fn.next_functions[0][0], oxmera.ops._registry.REGISTRY["mul"]]
+    objects = [x, y, y.grad_fn, y.grad_fn.next_functions[0][0],
+               oxmera.ops._registry.REGISTRY["mul"]]
     return objects, (x, y)
 
 
@@ -109,6 +110,31 @@ def poke(obj):
     return calls
 
 
+def call_every_op():
+    """Every registered op through the core's entry points, with awkward arguments:
+    too few, too many, None, numbers, arrays, nested sequences; and recorded as a
+    custom Function's node, which only a Function's op may be."""
+    calls = 0
+    t = oxmera.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    lists = [(), (t,), (t, t), (t, t, t), (t, None), (None, t), (None,), (t, 1000),
+             (t, [1.0]), ([t, t],), ([t, None],), ([],), (t, t, t, t, t, t), (np.ones(2),)]
+    for opdef in list(oxmera.ops._registry.REGISTRY.values()):
+        for args in lists:
+            for kwargs in (None, {"dim": 0}, {name: t for name in opdef.input_names}):
+                calls += 1
+                try:
+                    core.apply_op(opdef, args, kwargs)
+                except BaseException:
+                    pass
+        for inputs, outputs in (((t,), (oxmera.ones(1),)), ((), ()), ((t, t), (oxmera.ones(1),))):
+            calls += 1
+            try:
+                core.record_function(opdef, inputs, outputs, ())
+            except BaseException:
+                pass
+    return calls
+
+
 def main():
     engine, keep = engine_objects()
     classes = [obj for obj in vars(core).values()
@@ -135,6 +161,7 @@ def main():
                 except BaseException:
                     pass
     print(f"module functions: {len(functions)}, {calls} calls", flush=True)
+    print(f"ops: {call_every_op()} calls", flush=True)
     del keep
     print("walked", flush=True)
     return 0

@@ -304,15 +304,15 @@ def test_view_taken_after_inplace_on_base():
     np.testing.assert_array_equal(x.grad.numpy(), [[4.0, 4.0, 4.0], [2.0, 2.0, 2.0]])
 
 
-_EARLIER_VIEWS = ("the documented limit (docs/autograd_mechanics.rst, 'saved arrays are "
-                  "read-only'): NumPy keeps no list of an array's views, so a view the user made "
-                  "before the memory was saved keeps its own WRITEABLE flag, and a write through "
-                  "it changes the saved values silently")
+_EARLIER_VIEWS = ("a documented limit (docs/autograd_mechanics.rst): the core locks memory saved "
+                  "for backward by clearing the WRITEABLE flag of the arrays it knows over it, "
+                  "but NumPy keeps no list of an array's views, so a NumPy view the user made "
+                  "before the lock keeps its flag: a write through it changes the saved values "
+                  "silently and the gradient comes out wrong")
 
 
-# Held since the core locks memory, not arrays: the view's array joins the lock
-# when it is handed out (it was an xfail before).
 def test_write_through_an_oxmera_view_made_before_the_lock():
+    # The view's array is handed out (numpy()) after the lock: it is locked then.
     x = oxmera.tensor(np.arange(1.0, 5.0), dtype=oxmera.float64, requires_grad=True)
     c = x * 1.0
     view = c[:2]                         # made before mul saves c

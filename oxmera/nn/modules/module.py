@@ -15,6 +15,7 @@ ops; the Parameter class is ``oxmera.nn.parameter``; optimizers
 saving to disk (``oxmera.save``) works on ``state_dict()``.
 """
 import itertools
+import math
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
@@ -149,6 +150,88 @@ def _conversion_dtype(args, kwargs):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
     return dtype
+
+
+def _plan_load(key, value, target, assign, is_parameter):
+    """What ``load_state_dict`` stores for ``key``, or the message saying why it cannot.
+
+    Without ``assign``: ``value``'s array, after checking that its conversion to
+    ``target``'s dtype loses nothing NumPy would only warn about (a warning turned into
+    an error by ``python -W error`` must not stop the load half way): complex values
+    into a real tensor, NaN or infinity into an integer or bool one, values out of an
+    integer dtype's range, finite values that overflow a floating dtype. With
+    ``assign``: the tensor the module will hold (a Parameter for a parameter).
+    """
+    def refused(problem):
+        return f"While copying the parameter named \"{key}\", {problem}"
+
+    if isinstance(value, Tensor):
+        array = value._data
+    elif isinstance(value, np.ndarray):
+        array = value
+    elif hasattr(value, "__array__") and not isinstance(value, (str, bytes)):
+        try:
+            array = np.asarray(value)          # e.g. a torch.Tensor
+        except Exception as err:             # e.g. a torch.Tensor that requires grad
+            return refused(f"the checkpoint's value cannot be read as an array ({err})")
+    else:
+        return refused(f"expected oxmera.Tensor or an array from checkpoint but received "
+                       f"{type(value)}")
+    if array.shape != target.shape:
+        return (f"size mismatch for {key}: copying a param with shape {array.shape} from "
+                f"checkpoint, the shape in current model is {target.shape}.")
+    if array.dtype.kind not in "biufc":
+        return refused(f"the checkpoint holds dtype {array.dtype}, which cannot be cast to "
+                       f"{target.dtype}")
+    if array.dtype.kind == "c":                  # oxmera has no complex dtype
+        return refused(f"the checkpoint holds complex values ({array.dtype}), and the "
+                       f"module's {target.dtype} tensor real ones only; take .real first if "
+                       f"the imaginary parts are zero")
+    if assign:
+        if is_parameter and target.requires_grad and array.dtype.kind != "f":
+            return (f"While assigning the parameter named \"{key}\": it requires grad, so it "
+                    f"needs a floating point value, but the checkpoint holds dtype "
+                    f"{array.dtype}")
+        tensor = value if isinstance(value, Tensor) else _core._wrap(array)
+        if is_parameter and not isinstance(tensor, Parameter):
+            tensor = Parameter(tensor, requires_grad=False)
+        return tensor
+    if not target._data.flags.writeable:
+        return (f"While copying the parameter named \"{key}\": the module's tensor is "
+                f"read-only (e.g. a broadcast view); give the module its own copy, or load "
+                f"with assign=True")
+    dtype = np.dtype(target.dtype)
+    if np.can_cast(array.dtype, dtype, "safe"):   # nothing can be lost: no check needed
+        return array
+    if dtype.kind in "iub" and array.dtype.kind == "f" and not np.isfinite(array).all():
+        return refused(f"the checkpoint holds NaN or infinite values, which its {dtype} "
+                       f"tensor cannot hold")
+    if dtype.kind in "iu" and array.dtype.kind in "iuf" and array.size:
+        info = np.iinfo(dtype)
+        # Python numbers compare exactly across int64, uint64 and float64; a cast truncates.
+        low, high = (math.trunc(float(x)) if array.dtype.kind == "f" else int(x)
+                     for x in (array.min(), array.max()))
+        if low < info.min or high > info.max:
+            return refused(f"the checkpoint holds values from {array.min()} to "
+                           f"{array.max()}, beyond the range of its {dtype} tensor "
+                           f"({info.min} to {info.max})")
+    if dtype.kind == "f" and array.dtype.kind in "iuf" and _overflows(array, dtype):
+        return refused(f"the checkpoint holds values beyond the range of its {dtype} tensor "
+                       f"(largest {np.finfo(dtype).max})")
+    return array
+
+
+def _overflows(array, dtype):
+    """Whether casting ``array`` to the floating ``dtype`` turns a finite value into an
+    infinity (one pass over it in the common case, and no copy)."""
+    if not array.size:
+        return False
+    limit = np.finfo(dtype).max
+    if -limit <= np.fmin.reduce(array, axis=None) and np.fmax.reduce(array, axis=None) <= limit:
+        return False               # (fmin/fmax skip NaN; an infinity takes the long way)
+    with np.errstate(all="ignore"):
+        converted = array.astype(dtype)
+    return bool((np.isinf(converted) & ~np.isinf(array)).any())
 
 
 class Module:
@@ -862,40 +945,12 @@ class Module:
                     missing.append(key)
                     continue
                 consumed.add(key)
-                value = state_dict[key]
-                if isinstance(value, Tensor):
-                    array = value._data
-                elif isinstance(value, np.ndarray):
-                    array = value
-                elif hasattr(value, "__array__") and not isinstance(value, (str, bytes)):
-                    array = np.asarray(value)          # e.g. a torch.Tensor
+                planned = _plan_load(key, state_dict[key], target, assign,
+                                     name in module._parameters)
+                if isinstance(planned, str):
+                    errors.append(planned)
                 else:
-                    errors.append(f"While copying the parameter named \"{key}\", expected "
-                                  f"oxmera.Tensor or an array from checkpoint but received "
-                                  f"{type(value)}")
-                    continue
-                if array.shape != target.shape:
-                    errors.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{array.shape} from checkpoint, the shape in current model "
-                                  f"is {target.shape}.")
-                    continue
-                if array.dtype.kind not in "biufc":
-                    errors.append(f"While copying the parameter named \"{key}\", the checkpoint "
-                                  f"holds dtype {array.dtype}, which cannot be cast to "
-                                  f"{target.dtype}")
-                    continue
-                if (assign and name in module._parameters and target.requires_grad
-                        and array.dtype.kind not in "fc"):
-                    errors.append(f"While assigning the parameter named \"{key}\": it requires "
-                                  f"grad, so it needs a floating point value, but the checkpoint "
-                                  f"holds dtype {array.dtype}")
-                    continue
-                if not assign and not target._data.flags.writeable:
-                    errors.append(f"While copying the parameter named \"{key}\": the module's "
-                                  f"tensor is read-only (e.g. a broadcast view); give the module "
-                                  f"its own copy, or load with assign=True")
-                    continue
-                plan.append((module, name, target, value, array))
+                    plan.append((module, name, target, planned))
             children = [(prefix + name + ".", child)
                         for name, child in module._modules.items() if child is not None]
             stack.extend(reversed(children))
@@ -910,22 +965,18 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
-        for module, name, target, value, array in plan:
-            if assign:
-                if name in module._parameters:
-                    requires_grad = target.requires_grad
-                    if not isinstance(value, Parameter):
-                        value = Parameter(value if isinstance(value, Tensor)
-                                          else _core._wrap(array), requires_grad=False)
-                    value.requires_grad_(requires_grad)
-                    module._parameters[name] = value
-                else:
-                    module._buffers[name] = (value if isinstance(value, Tensor)
-                                             else _core._wrap(array))
-            else:
-                # The checks above make this write unable to fail half way.
-                target._data[...] = array
+        # Every value and conversion was checked above: the writes below cannot fail half
+        # way, and the casts lose nothing a warning would report.
+        for module, name, target, planned in plan:
+            if not assign:
+                with np.errstate(all="ignore"):
+                    target._data[...] = planned
                 target._bump_version()
+            elif name in module._parameters:
+                planned.requires_grad_(target.requires_grad)
+                module._parameters[name] = planned
+            else:
+                module._buffers[name] = planned
         return _IncompatibleKeys(missing, unexpected)
 
     # -- hooks and calling ---------------------------------------------------------------
