@@ -47,7 +47,7 @@ import oxmera
 from oxmera._core import autograd as core
 
 from ._programs import BOUND, Gen, _basic_index, _factor, _np_basic, const_value
-from ._sharing_model import (FIXED, FOREIGN_VIEWS, INHERITED, MEMBER, WRITABLE, ArrayModel,
+from ._sharing_model import (FIXED, FOREIGN_VIEWS, INHERITED, MEMBER, ROUTES, WRITABLE,
                              GraphModel, Model, TensorModel, _is_run, np_view, step_values)
 
 # What oxmera promises and does not do yet (in the core, but for one): the
@@ -55,33 +55,22 @@ from ._sharing_model import (FIXED, FOREIGN_VIEWS, INHERITED, MEMBER, WRITABLE, 
 # the regressions kept for them in test_fuzz_sharing.py fail until it is fixed.
 # Remove a name once its xfail regression passes.
 KNOWN_BUGS = frozenset({
-    # An array whose base chain hides the memory it is over (np.from_dlpack's
-    # capsule, as_strided's DummyArray, a memoryview) is another block to the
-    # core: saving a tensor over it locks nothing of the memory, and in-place
-    # writes through the other tensors do not reach the graph.
+    # An array made by np.from_dlpack ends its chain at a DLPack capsule, which
+    # says nothing of the memory's owner: to the core it is other memory, so
+    # saving a tensor over it locks nothing of the owner, and in-place writes
+    # through the other tensors give no version error (a wrong gradient).
     "foreign-memory",
-    # A read-only array over locked memory that is read-only by design (set by
-    # the user, np.diagonal, a broadcast) is adopted into the lock as if it
-    # were read-only because of the lock: oxmera writes through it and makes
-    # it writable at the unlock (NumPy points every view at the memory's
-    # owner, so the check of the view's base sees oxmera's flag).
-    "read-only-view-adopted",
-    # np.from_dlpack(t) while t's memory is locked gives an array that stays
-    # read-only after the lock is gone.
-    "dlpack-handout-read-only",
     # A backward without retain_graph makes every node it ran refuse a second
     # backward, also nodes that saved nothing (a view's): PyTorch refuses only
     # where a saved tensor is needed, so a view of a leaf may be used in a new
     # graph after a backward through an earlier one.
     "freed-node-reused",
-    # (oxmera.ops.shape, not the core) Tensor.diagonal() of a writable view over
-    # memory whose owner the program made read-only is read-only: NumPy will
-    # not set the flag of np.diagonal's view then, and writes through it fail.
+    # Tensor.diagonal() of a writable view whose owner is read-only (locked,
+    # or set so by the program) is read-only for good: NumPy will not set the
+    # flag of np.diagonal's view then (oxmera.ops.shape), and the core adopts
+    # only views of arrays it cleared; in-place ops on it fail, also after
+    # the unlock.
     "diagonal-of-read-only-owner",
-    # An empty view made of locked memory whose NumPy strides hold a 0 (shape
-    # (2, 0) has strides (0, 0)) is taken for a broadcast and not adopted: it
-    # stays read-only for good, and in-place ops on it fail after the unlock.
-    "empty-view-read-only",
 })
 
 VERSION_ERROR = (RuntimeError, "modified by an inplace operation")
@@ -106,6 +95,8 @@ def numpy_view(a, spec):
         return np.frombuffer(a, dtype=a.dtype)
     if spec[0] in FOREIGN_VIEWS:
         return FOREIGN_VIEWS[spec[0]](a)
+    if spec[0] in ROUTES:
+        return ROUTES[spec[0]](a)
     return np_view(a, spec)
 
 
@@ -140,7 +131,7 @@ def draw_view(g, where, for_tensor):
     if for_tensor:
         kinds.append("expand")
     else:
-        kinds += sorted(FOREIGN_VIEWS)
+        kinds += sorted(FOREIGN_VIEWS) + sorted(ROUTES)
     kind = g.choice(kinds)
     if kind == "index":
         return ("index", _basic_index(g, where.shape))
@@ -325,7 +316,7 @@ def _np_view_model(m, p, k):
         state = {WRITABLE: WRITABLE, MEMBER: INHERITED, INHERITED: INHERITED,
                  FIXED: FIXED}[source.state]
     m.arrays.append(m.new_view(source, np_view(source.where, spec), state,
-                               foreign=spec[0] in FOREIGN_VIEWS))
+                               foreign=spec[0] in FOREIGN_VIEWS, route=spec[0] in ROUTES))
     return m.note("np_view", None)
 
 
@@ -357,8 +348,7 @@ def _set_readonly_run(w, p, k, expected):
 
 @sharing_step("set_readonly", 1, _set_readonly_model, _set_readonly_run)
 def _set_readonly(g, m):
-    candidates = [i for i, a in enumerate(m.arrays) if a.state == WRITABLE
-                  and (a.root is None or "read-only-view-adopted" not in m.avoid)]
+    candidates = [i for i, a in enumerate(m.arrays) if a.state == WRITABLE]
     i = _pick(g, candidates)
     return None if i is None else {"a": i}
 
@@ -367,7 +357,6 @@ def _set_readonly(g, m):
 
 def _from_numpy_model(m, p, k):
     array = m.arrays[p["a"]]
-    m.adopt(array)
     m.new_tensor(TensorModel(array, m.new_counter()))
     return m.note(p["form"], None)
 
@@ -382,18 +371,7 @@ def _from_numpy_run(w, p, k, expected):
 
 def _usable(m, array):
     """Whether a step may hand ``array`` to oxmera without meeting a known core bug."""
-    if array.foreign and "foreign-memory" in m.avoid:
-        return False
-    if _empty_not_adopted(m, array) and "empty-view-read-only" in m.avoid:
-        return False
-    return not (m.wrongly_adopted(array) and "read-only-view-adopted" in m.avoid)
-
-
-def _empty_not_adopted(m, array):
-    """An array the lock should adopt that the core takes for a broadcast (a known bug)."""
-    return (array.state == INHERITED and array.where.size == 0
-            and any(d > 1 for d in array.where.shape) and m.locked(array.block)
-            and array.root is not None and array.root.state == MEMBER)
+    return not (array.foreign and "foreign-memory" in m.avoid)
 
 
 @sharing_step("from_numpy", 3, _from_numpy_model, _from_numpy_run)
@@ -415,11 +393,9 @@ def _share_model(m, p, k):
     elif how == "data":
         m.new_tensor(TensorModel(t.array, m.new_counter()))
     elif how == "copy":
-        m.adopt(t.array)
         m.new_tensor(TensorModel(t.array, t.counter, t.requires_grad))
     else:
         m.hand_out(t)
-        m.adopt(t.array)
         m.new_tensor(TensorModel(t.array, m.new_counter()))
     return m.note(how, None)
 
@@ -460,12 +436,15 @@ def _view_model(m, p, k):
     t = m.tensors[p["t"]]
     spec = p["view"]
     if spec[0] == "expand":
-        state = FIXED                    # a broadcast: NumPy refuses writes through it
+        # a broadcast: read-only by design; but an empty one shares no element,
+        # and is a view like any other when made of an array the lock cleared
+        empty = np.broadcast_to(t.array.where, spec[1]).size == 0
+        state = INHERITED if empty and t.array.state == MEMBER else FIXED
     else:
         state = {WRITABLE: WRITABLE, MEMBER: INHERITED, INHERITED: INHERITED,
                  FIXED: FIXED}[t.array.state]
     array = m.new_view(t.array, np_view(t.array.where, spec), state)
-    m.adopt(array)
+    m.adopt(array, t.array)
     base = p["t"] if t.view_base is None else t.view_base
     view = TensorModel(array, t.counter, t.requires_grad, view_base=base, root=t.root,
                        root_pos=None if t.root is None else np_view(t.root_pos, spec))
@@ -489,17 +468,9 @@ def _view(g, m):
     spec = draw_view(g, t.array.where, for_tensor=True)
     if spec is None:
         return None
-    if (spec[0] == "diagonal" and t.array.state == WRITABLE and t.array.root is not None
-            and t.array.root.state == FIXED and "diagonal-of-read-only-owner" in m.avoid):
-        return None
-    if t.array.state in (MEMBER, INHERITED) and not _usable(m, ArrayModel(
-            t.array.block, np_view(t.array.where, spec), INHERITED, t.array.root or t.array)):
-        return None
-    # what the view's array would be (a FIXED one the core would adopt is a known bug)
-    if ("read-only-view-adopted" in m.avoid and t.array.state == FIXED
-            and spec[0] != "expand" and m.wrongly_adopted(
-                ArrayModel(t.array.block, np_view(t.array.where, spec), FIXED,
-                           t.array.root or t.array))):
+    if (spec[0] == "diagonal" and t.array.state == WRITABLE
+            and any(a.state != WRITABLE for a in t.array.chain()[1:])
+            and "diagonal-of-read-only-owner" in m.avoid):
         return None
     return {"t": j, "view": spec}
 
@@ -538,7 +509,6 @@ def _swap_model(m, p, k):
     kind, i = p["src"]
     array = m.arrays[i] if kind == "array" else m.tensors[i].array
     t.array = array                          # keeps its version counter, as in PyTorch
-    m.adopt(array)
     return m.note("swap_data", None)
 
 
@@ -610,15 +580,16 @@ def _hand_out_model(m, p, k):
     if t.requires_grad and how != "numpy_force":
         return m.note(how, (BufferError, "require gradient") if how == "dlpack" else
                       (RuntimeError, r"Can't call numpy\(\) on Tensor that requires grad"))
-    m.hand_out(t)
     if how == "dlpack":
-        # np.from_dlpack's array: a new object over the memory, read-only while the lock
-        # holds (and it should join it: see "dlpack-handout-read-only")
-        state = WRITABLE if t.array.state == WRITABLE else \
-            MEMBER if t.array.state == MEMBER else FIXED
+        if m.locked(t.array.block):
+            # the consumer's array would be read-only for good, or writable over saved values
+            return m.note(how, (BufferError, "saved for backward by a live graph"))
+        # np.from_dlpack's array: a new object over the memory, its chain ends at a capsule
+        state = WRITABLE if t.array.state == WRITABLE else FIXED
         m.arrays.append(m.new_view(t.array, t.array.where, state, foreign=True))
-    else:
-        m.arrays.append(t.array)
+        return m.note(how, None)
+    m.hand_out(t)
+    m.arrays.append(t.array)
     return m.note(how, None)
 
 
@@ -643,11 +614,7 @@ def _hand_out(g, m):
     j = _pick_tensor(g, m, range(len(m.tensors)))
     if j is None or _full(m):
         return None
-    how = g.choice(sorted(_HAND_OUT))
-    if (how == "dlpack" and m.locked(m.tensors[j].array.block)
-            and "dlpack-handout-read-only" in m.avoid):
-        return None
-    return {"t": j, "how": how}
+    return {"t": j, "how": g.choice(sorted(_HAND_OUT))}
 
 
 # graphs -------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@ The rules it models, from the core's documentation:
   were writable, until no live graph saved any tensor over that memory (a
   backward without ``retain_graph`` frees the graph's saves);
 - arrays oxmera hands out while the memory is locked (``numpy()``,
-  ``__array__``, DLPack) join the lock, and so do arrays given to oxmera that
-  are read-only only because they are views of a locked array;
+  ``__array__``) join the lock, and so do the views oxmera makes of an array
+  the lock made read-only; DLPack refuses to export locked memory;
+- a NumPy view made of a read-only array is read-only for good (NumPy's
+  rule: oxmera does not know it), also when it is given to oxmera;
 - at the unlock, exactly the arrays the lock made read-only are writable again;
 - an in-place write by oxmera bumps the writer's version counter and, once
   each, the counter of every tensor a live graph saved over that memory; a
@@ -32,7 +34,8 @@ from ._programs import _np_basic, sample_real
 
 WRITABLE = "writable"      # its own WRITEABLE flag is set
 MEMBER = "member"          # read-only because oxmera's lock cleared it; set again at the unlock
-INHERITED = "inherited"    # a view made of a read-only array: read-only until adopted by a lock
+INHERITED = "inherited"    # a view made of a read-only array: read-only (oxmera's views of
+                           # a locked array are adopted by the lock)
 FIXED = "fixed"            # read-only by design (bytes, broadcast, np.diagonal, set by the program)
 
 
@@ -60,7 +63,7 @@ def np_view(a, spec):
         return np.broadcast_to(a, spec[1])
     if kind == "frombuffer":
         return a.reshape(-1)          # the model's twin of np.frombuffer (contiguous only)
-    if kind in FOREIGN_VIEWS:
+    if kind in FOREIGN_VIEWS or kind in ROUTES:
         return a                      # same elements, another route to them
     raise ValueError(kind)
 
@@ -69,11 +72,16 @@ def _as_strided(a):
     return np.lib.stride_tricks.as_strided(a, shape=a.shape, strides=a.strides)
 
 
-#: NumPy arrays over an array's memory whose base chain does not lead to its owner.
-FOREIGN_VIEWS = {
-    "dlpack": np.from_dlpack,
-    "as_strided": _as_strided,
+#: NumPy arrays over an array's memory whose chain leads to it through something
+#: else than an ndarray's base (the core follows these to the owner).
+ROUTES = {
+    "as_strided": _as_strided,                        # a DummyArray
     "memoryview": lambda a: np.asarray(memoryview(a)),
+}
+
+#: NumPy arrays over an array's memory whose chain does not lead to its owner.
+FOREIGN_VIEWS = {
+    "dlpack": np.from_dlpack,                         # a capsule
 }
 
 
@@ -88,17 +96,18 @@ def _is_run(where):
 class ArrayModel:
     """One NumPy array object: held by the program, or the array inside a tensor."""
 
-    def __init__(self, block, where, state, root=None, foreign=False):
+    def __init__(self, block, where, state, parent=None, foreign=False, route=False):
         self.block = block          # the block of memory it is over
         self.where = where          # int array of its shape: each element's offset in the block
         self.state = state          # WRITABLE, MEMBER, INHERITED or FIXED
-        self.root = root            # the block's owner (NumPy's base of every view); None: is it
+        self.parent = parent        # the next array of its chain to the owner; None: the owner
         self.foreign = foreign      # its base chain does not lead to the owner
+        self.route = route          # its NumPy base is a wrapper of its parent (ROUTES)
         self.was_member = False     # a lock made it read-only once (for the statistics)
 
     def chain(self):
         """The arrays the core walks from this one to the memory's owner."""
-        return [self] if self.root is None else [self, self.root]
+        return [self] + ([] if self.parent is None else self.parent.chain())
 
     def overlaps(self):
         return np.unique(self.where).size < self.where.size
@@ -158,9 +167,15 @@ class Model:
         self.block_arrays.append([owner])
         return owner
 
-    def new_view(self, source, where, state, foreign=False):
-        root = source if source.root is None else source.root
-        view = ArrayModel(source.block, where, state, root, foreign or source.foreign)
+    def new_view(self, source, where, state, foreign=False, route=False):
+        """A view of ``source``. NumPy makes a view's base the first array up the chain
+        that owns its memory or whose base is no array (a route's wrapper): the core
+        walks from the view to that array, then on."""
+        if route or source.parent is None or source.route:
+            parent = source
+        else:
+            parent = source.parent
+        view = ArrayModel(source.block, where, state, parent, foreign or source.foreign, route)
         self.block_arrays[source.block].append(view)
         return view
 
@@ -210,18 +225,12 @@ class Model:
         if self.locked(tensor.array.block) and tensor.array.state == WRITABLE:
             self.lock_chain(tensor.array)
 
-    def adopt(self, array):
-        """An array given to oxmera that is read-only only because of the lock joins it."""
-        if (array.state == INHERITED and self.locked(array.block)
-                and array.root is not None and array.root.state == MEMBER):
-            array.state = MEMBER
-            array.was_member = True
+    def adopt(self, view, source):
+        """A view oxmera made of an array the lock made read-only joins the lock."""
+        if view.state == INHERITED and source.state == MEMBER and self.locked(view.block):
+            view.state = MEMBER
+            view.was_member = True
             self.note("adopted into a lock")
-
-    def wrongly_adopted(self, array):
-        """Whether the core would adopt this read-only-by-design array (a known bug)."""
-        return (array.state == FIXED and not array.overlaps() and self.locked(array.block)
-                and array.root is not None and array.root.state == MEMBER)
 
     def release(self):
         """Blocks no live graph saved any more: every flag the lock cleared is set again."""
