@@ -1391,6 +1391,11 @@ cdef class GradFn:
         self.locked = True
 
     cdef int release(self) except -1:
+        # As in PyTorch, only a node that saved tensors is spent by a backward
+        # without retain_graph: one that saved none (a view, an add, a sum)
+        # keeps its few numbers and can run again in another backward.
+        if not self.locked and _saved_no_tensor(self):
+            return 0
         if self.locked:
             _unlock_saved(self)
         self.args = None
@@ -1434,6 +1439,34 @@ cdef class GradFn:
         if self.op.n_inputs < 0:
             return self.args[0][i]
         return self.args[i]
+
+
+cdef inline bint _holds_tensor(object value) noexcept:
+    if isinstance(value, (Tensor, ndarray)):
+        return True
+    if type(value) is tuple or type(value) is list:
+        for item in value:
+            if isinstance(item, (Tensor, ndarray)):
+                return True
+    return False
+
+
+cdef bint _saved_no_tensor(GradFn node) except -1:
+    # Whether the node keeps no tensor or array for its VJP (its inputs, its
+    # output, an index among its arguments, a Function's saved tensors).
+    if node.saved_output is not None:
+        return False
+    if node.extras is not None and node.extras.locked is not None:
+        return False
+    if node.args is not None:
+        for value in node.args:
+            if _holds_tensor(value):
+                return False
+    if node.kwargs is not None:
+        for value in node.kwargs.values():
+            if _holds_tensor(value):
+                return False
+    return True
 
 
 _EMPTY_NODE = ("this GradFn was not made by the engine (GradFn.__new__ from Python): it "
@@ -1900,6 +1933,8 @@ cdef inline bint _is_view_of(object out, object source):
     if out is source:
         return True
     base = out.base
+    if type(base) is _DummyArray:       # a view made the way as_strided makes them
+        base = base.base
     return base is not None and (base is source or base is source.base)
 
 

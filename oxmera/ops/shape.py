@@ -14,6 +14,11 @@ import operator
 
 import numpy as np
 
+try:                                    # what NumPy's as_strided makes views with
+    from numpy.lib._stride_tricks_impl import DummyArray as _DummyArray
+except ImportError:                     # pragma: no cover - older NumPy
+    from numpy.lib.stride_tricks import DummyArray as _DummyArray
+
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
@@ -769,9 +774,13 @@ def _writable_diagonal(array, offset, d1, d2):
             out.flags.writeable = True
         except ValueError:
             # NumPy refuses when an array ``array`` views is read-only though
-            # ``array``'s own flag is set (the core locks an array saved for
-            # backward after views of it were made): the diagonal stays read-only.
-            pass
+            # ``array``'s own flag is set (the core locked the memory for
+            # backward after ``array`` was made): the same view, made from an
+            # interface carrying ``array``'s own flag, as any other view of
+            # ``array`` would be (NumPy's as_strided does it this way).
+            interface = dict(out.__array_interface__)
+            interface["data"] = (interface["data"][0], False)
+            out = np.asarray(_DummyArray(interface, base=array))
     return out
 
 

@@ -294,3 +294,19 @@ def test_writes_through_broadcast_views_are_always_refused():
     y.backward()
     np.testing.assert_array_equal(b.numpy(), [1.0])
     np.testing.assert_array_equal(w.grad.numpy(), [1.0])
+
+
+def test_a_node_that_saved_nothing_runs_again_in_another_graph():
+    # PyTorch spends only the nodes that saved tensors: a view of a leaf made
+    # once can serve two graphs, each backward without retain_graph.
+    x = _leaf([1.0, 2.0])
+    view = x[:]
+    for _ in range(2):
+        y, w = _saves(view)
+        y.backward()
+        np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+    z = (x * x).sum()                # a node that saved x is spent, as before
+    z.backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        z.backward()
