@@ -50,27 +50,16 @@ from ._programs import BOUND, Gen, _basic_index, _factor, _np_basic, const_value
 from ._sharing_model import (FIXED, FOREIGN_VIEWS, INHERITED, MEMBER, ROUTES, WRITABLE,
                              GraphModel, Model, TensorModel, _is_run, np_view, step_values)
 
-# What oxmera promises and does not do yet (in the core, but for one): the
+# What the model promises and oxmera cannot do (documented limits): the
 # drawing keeps away from each, while the model still expects the promise, so
-# the regressions kept for them in test_fuzz_sharing.py fail until it is fixed.
-# Remove a name once its xfail regression passes.
+# the strict xfails kept for them in test_fuzz_sharing.py pass only if it is
+# ever done. Remove a name once its xfail passes.
 KNOWN_BUGS = frozenset({
     # An array made by np.from_dlpack ends its chain at a DLPack capsule, which
     # says nothing of the memory's owner: to the core it is other memory, so
     # saving a tensor over it locks nothing of the owner, and in-place writes
     # through the other tensors give no version error (a wrong gradient).
     "foreign-memory",
-    # A backward without retain_graph makes every node it ran refuse a second
-    # backward, also nodes that saved nothing (a view's): PyTorch refuses only
-    # where a saved tensor is needed, so a view of a leaf may be used in a new
-    # graph after a backward through an earlier one.
-    "freed-node-reused",
-    # Tensor.diagonal() of a writable view whose owner is read-only (locked,
-    # or set so by the program) is read-only for good: NumPy will not set the
-    # flag of np.diagonal's view then (oxmera.ops.shape), and the core adopts
-    # only views of arrays it cleared; in-place ops on it fail, also after
-    # the unlock.
-    "diagonal-of-read-only-owner",
 })
 
 VERSION_ERROR = (RuntimeError, "modified by an inplace operation")
@@ -326,8 +315,9 @@ def _np_view_run(w, p, k, expected):
 
 @sharing_step("np_view", 3, _np_view_model, _np_view_run)
 def _np_view(g, m):
-    """A NumPy view (of a view...) of an array the program holds, or a broadcast of it."""
-    i = _pick_array(g, m, range(len(m.arrays)))
+    """A NumPy view (of a view...) of an array the program holds, or a broadcast of it;
+    often of an array a lock made read-only (the view is then read-only for good)."""
+    i = _pick_array(g, m, _mostly(g, range(len(m.arrays)), lambda i: m.arrays[i].state == MEMBER))
     if i is None or _full(m):
         return None
     where = m.arrays[i].where
@@ -448,8 +438,6 @@ def _view_model(m, p, k):
     base = p["t"] if t.view_base is None else t.view_base
     view = TensorModel(array, t.counter, t.requires_grad, view_base=base, root=t.root,
                        root_pos=None if t.root is None else np_view(t.root_pos, spec))
-    if t.requires_grad:
-        view.history = t.history | {len(m.tensors)}
     m.new_tensor(view)
     return m.note("view", None)
 
@@ -467,10 +455,6 @@ def _view(g, m):
     t = m.tensors[j]
     spec = draw_view(g, t.array.where, for_tensor=True)
     if spec is None:
-        return None
-    if (spec[0] == "diagonal" and t.array.state == WRITABLE
-            and any(a.state != WRITABLE for a in t.array.chain()[1:])
-            and "diagonal-of-read-only-owner" in m.avoid):
         return None
     return {"t": j, "view": spec}
 
@@ -631,7 +615,6 @@ def _graph_model(m, p, k):
         counter = m.new_counter()
         graph = GraphModel(kind, [(("output", g_index), out.block, counter, 0)],
                            [(t.root, m.scatter(t, np.exp(values)))])
-        graph.history = t.history
         m.graphs.append(graph)
         m.lock_chain(out)
         if p["share"]:
@@ -650,7 +633,6 @@ def _graph_model(m, p, k):
             saves.append((("tensor", w_index), w.array.block, w.counter, 0))
             contributions.append((t.root, m.scatter(t, weight)))
     graph = GraphModel(kind, saves, contributions)
-    graph.history = t.history
     m.graphs.append(graph)
     for holder, _, _, _ in saves:
         m.lock_chain(m.tensors[holder[1]].array)
@@ -683,8 +665,6 @@ def _graph(g, m):
     if j is None:
         return None
     t = m.tensors[j]
-    if t.history & m.freed and "freed-node-reused" in m.avoid:
-        return None
     kinds = ["weight"] + (["square", "exp"] if t.requires_grad else [])
     kind = g.choice(kinds)
     if kind == "exp":
@@ -706,7 +686,6 @@ def _backward_model(m, p, k):
         m.grads[root] = grad.copy() if m.grads[root] is None else m.grads[root] + grad
     if not p["retain"]:
         graph.state = "spent"
-        m.freed |= graph.history
         m.release()
     return m.note("backward", None)
 
@@ -718,8 +697,7 @@ def _backward_run(w, p, k, expected):
 
 @sharing_step("backward", 3, _backward_model, _backward_run)
 def _backward(g, m):
-    i = _pick(g, [i for i, graph in enumerate(m.graphs) if graph.state != "dead" and not (
-        graph.history & m.freed and "freed-node-reused" in m.avoid)])
+    i = _pick(g, [i for i, graph in enumerate(m.graphs) if graph.state != "dead"])
     return None if i is None else {"g": i, "retain": g.boolean()}
 
 

@@ -122,7 +122,6 @@ class TensorModel:
         self.view_base = view_base          # for a view: the tensor it is a view of
         self.root = root                    # the leaf its gradient goes to (None: no gradient)
         self.root_pos = root_pos            # int array of its shape: positions in the root
-        self.history = frozenset()          # the tensors whose nodes its gradient runs through
 
     @property
     def is_leaf(self):
@@ -134,7 +133,6 @@ class GraphModel:
         self.kind = kind
         self.saves = saves                  # [(holder, block, counter, version when saved)]
         self.contributions = contributions  # [(root tensor, its gradient from this graph)]
-        self.history = frozenset()          # the pool's tensors whose nodes it runs through
         self.state = "live"                 # "spent" once a backward freed it, then "dead"
 
 
@@ -151,7 +149,6 @@ class Model:
         self.graphs = []
         self.counters = []
         self.grads = {}             # root tensor -> the .grad it must have (None: no grad yet)
-        self.freed = set()          # tensors whose nodes a backward without retain_graph ran
         self.ever_locked = set()    # blocks a graph saved once (the drawing favours them)
         self.made_blocks = 0
         self.outcomes = {}          # what the steps expected, for the run's statistics

@@ -177,11 +177,13 @@ def test_regression(program):
     run_sharing_program(program)
 
 
-# Fixed by the core since the fuzzer found them (kept as regressions): arrays
-# reached through a memoryview or as_strided's wrapper; views of a user's
-# read-only view, and np.diagonal's, adopted into the lock; an empty view of
-# locked memory taken for a broadcast; np.from_dlpack's array of locked
-# memory read-only for good (the export is refused now).
+# Fixed since the fuzzer found them (kept as regressions): arrays reached
+# through a memoryview or as_strided's wrapper; views of a user's read-only
+# view, and np.diagonal's, adopted into the lock; an empty view of locked
+# memory taken for a broadcast; np.from_dlpack's array of locked memory
+# read-only for good (the export is refused now); a view of a leaf refused in
+# a second graph after a backward; Tensor.diagonal() of a writable view over
+# read-only (or locked) memory read-only for good.
 FIXED_REGRESSIONS = [
     (f"{route}-over-saved-memory", _program(
         ("memory", {"shape": (3,), "kind": "owned"}),
@@ -230,6 +232,28 @@ FIXED_REGRESSIONS = [
         ("drop", {"g": 0, "gc": False}),
         ("hand_out", {"t": 0, "how": "dlpack"}),
         ("np_write", {"a": 0, "index": (0,), "scalar": 0.5}))),
+    ("view-in-a-second-graph", _program(
+        ("tensor", {"shape": (2,), "requires_grad": True}),
+        ("view", {"t": 0, "view": ("index", (slice(None),))}),
+        ("graph", {"t": 1, **_weight((2,))}),
+        ("backward", {"g": 0, "retain": False}),
+        ("graph", {"t": 1, **_weight((2,))}),
+        ("backward", {"g": 1, "retain": False}))),
+    ("diagonal-of-a-view-of-locked-memory", _program(
+        ("memory", {"shape": (2, 2), "kind": "owned"}),
+        ("from_numpy", {"a": 0, "form": "from_numpy"}),
+        ("view", {"t": 0, "view": ("index", (Ellipsis,))}),    # made before the lock
+        ("graph", {"t": 0, **_weight((2, 2))}),
+        ("view", {"t": 1, "view": ("diagonal", 0)}),
+        ("drop", {"g": 0, "gc": False}),
+        ("ox_write", {"t": 3, "op": "fill_", "scalar": 0.25, "no_grad": False}))),
+    ("diagonal-of-read-only-owner", _program(
+        ("memory", {"shape": (2, 2), "kind": "owned"}),
+        ("from_numpy", {"a": 0, "form": "from_numpy"}),
+        ("view", {"t": 0, "view": ("index", (Ellipsis,))}),
+        ("set_readonly", {"a": 0}),
+        ("view", {"t": 1, "view": ("diagonal", 0)}),
+        ("ox_write", {"t": 2, "op": "fill_", "scalar": 0.25, "no_grad": False}))),
 ]
 
 
@@ -241,18 +265,12 @@ def test_fixed_regression(program):
 
 # -- what oxmera does not do yet: strict xfails, each the smallest program ----------------------
 
-_FOREIGN = ("core bug: np.from_dlpack's array ends its chain at a DLPack capsule, so to the "
-            "core it is other memory: a tensor saved over it locks nothing of the owner "
+_FOREIGN = ("a documented limit (docs/autograd_mechanics.rst): np.from_dlpack's array, made "
+            "by the user, ends its chain at a DLPack capsule, which says nothing of the memory's "
+            "owner, so to the core it is other memory: a tensor saved over it locks nothing of "
+            "the owner "
             "(NumPy writes through the owner succeed) and in-place writes through the "
             "owner's tensors give no version error (the gradient comes out of the new values)")
-_FREED_NODE = ("core: PyTorch refuses a second backward only where a freed saved tensor is "
-               "needed; oxmera refuses every node a non-retained backward ran, so a view of a "
-               "leaf (its node saved nothing) cannot be used in a second graph")
-_DIAGONAL = ("oxmera.ops.shape + core: Tensor.diagonal() of a writable view whose owner is "
-             "read-only (locked, or set so) is read-only for good: NumPy will not set "
-             "np.diagonal's flag then, and the core adopts only views of arrays it cleared; "
-             "in-place ops on it fail, also after the unlock")
-
 KNOWN_BUG_PROGRAMS = [
     ("dlpack", _FOREIGN, _program(
         ("memory", {"shape": (3,), "kind": "owned"}),
@@ -262,28 +280,6 @@ KNOWN_BUG_PROGRAMS = [
         ("graph", {"t": 0, **_weight((3,))}),                  # the owner must be read-only
         ("ox_write", {"t": 1, "op": "mul_", "scalar": 2.0, "no_grad": False}),
         ("backward", {"g": 0, "retain": False}))),              # a version error
-    ("view-in-a-second-graph", _FREED_NODE, _program(
-        ("tensor", {"shape": (2,), "requires_grad": True}),
-        ("view", {"t": 0, "view": ("index", (slice(None),))}),
-        ("graph", {"t": 1, **_weight((2,))}),
-        ("backward", {"g": 0, "retain": False}),
-        ("graph", {"t": 1, **_weight((2,))}),
-        ("backward", {"g": 1, "retain": False}))),
-    ("diagonal-of-a-view-of-locked-memory", _DIAGONAL, _program(
-        ("memory", {"shape": (2, 2), "kind": "owned"}),
-        ("from_numpy", {"a": 0, "form": "from_numpy"}),
-        ("view", {"t": 0, "view": ("index", (Ellipsis,))}),    # made before the lock
-        ("graph", {"t": 0, **_weight((2, 2))}),
-        ("view", {"t": 1, "view": ("diagonal", 0)}),
-        ("drop", {"g": 0, "gc": False}),
-        ("ox_write", {"t": 3, "op": "fill_", "scalar": 0.25, "no_grad": False}))),
-    ("diagonal-of-read-only-owner", _DIAGONAL, _program(
-        ("memory", {"shape": (2, 2), "kind": "owned"}),
-        ("from_numpy", {"a": 0, "form": "from_numpy"}),
-        ("view", {"t": 0, "view": ("index", (Ellipsis,))}),
-        ("set_readonly", {"a": 0}),
-        ("view", {"t": 1, "view": ("diagonal", 0)}),
-        ("ox_write", {"t": 2, "op": "fill_", "scalar": 0.25, "no_grad": False}))),
 ]
 
 
@@ -296,8 +292,7 @@ def test_known_bug(program):
 
 def test_each_known_bug_has_a_program():
     """The drawing avoids only what a strict xfail above holds."""
-    assert set(KNOWN_BUGS) == {"foreign-memory", "freed-node-reused",
-                               "diagonal-of-read-only-owner"}
+    assert set(KNOWN_BUGS) == {"foreign-memory"}
 
 
 @pytest.mark.xfail(strict=True, reason=_FOREIGN)
@@ -314,8 +309,7 @@ def test_foreign_memory_smallest_reproducer():
         loss.backward()
 
 
-@pytest.mark.xfail(strict=True, reason=_DIAGONAL)
-def test_diagonal_smallest_reproducer():
+def test_diagonal_of_a_view_made_before_the_lock():
     memory = np.arange(4.0).reshape(2, 2).copy()
     t = oxmera.from_numpy(memory)
     view = t[...]                                # made before the lock: writable
@@ -324,7 +318,7 @@ def test_diagonal_smallest_reproducer():
     diagonal = view.diagonal()
     del loss
     gc.collect()
-    diagonal.add_(1.0)                           # RuntimeError: output array is read-only
+    diagonal.add_(1.0)                           # was: RuntimeError, output array read-only
     np.testing.assert_array_equal(memory, [[1.0, 1.0], [2.0, 4.0]])
 
 
