@@ -1715,6 +1715,50 @@ def _stale_view(g):
     return None if j is None else ((i, j), p)
 
 
+# -- a side graph saving the memory, then a write through another sharer ----------------------
+
+def _sharer(c, how):
+    """Another tensor over ``c``'s memory."""
+    if how == "detach":
+        return c.detach()
+    if how == "data":
+        return c.data
+    if how == "from_numpy":
+        return oxmera.from_numpy(c.detach().numpy())      # no version counter in common
+    return c[...]                                         # a view (requires grad when c does)
+
+
+def _shared_write_ox(env, xs, p):
+    """``x * k``, written in place into a clone of ``x`` whose memory a side graph saved
+    through a sharer: while that graph lives the write must reach it (its backward raises),
+    and once it died NumPy may write to the memory again."""
+    c = xs[0].clone()
+    weight = oxmera.ones(c.shape, dtype=c.dtype, requires_grad=True)
+    side = (_sharer(c, p["sharer"]) * weight).sum()      # mul saves the sharer for weight
+    if p["side"] == "dead":
+        del side
+        side = None
+        array = c.detach().numpy()
+        array[...] = array.copy()     # raises if the dead graph left the memory locked
+    c.mul_(p["k"])
+    if side is not None:
+        try:
+            side.backward()
+        except RuntimeError as err:
+            if "modified by an inplace operation" not in str(err):
+                raise
+        else:
+            raise AssertionError(f"the side graph's backward (through {p['sharer']}) did not "
+                                 f"see the in-place write")
+    return c
+
+
+@fuzz_op("shared_write", "inplace", lambda xs, p: xs[0] * p["k"], _shared_write_ox)
+def _shared_write(g):
+    return (g.pick(),), {"sharer": g.choice(["detach", "data", "from_numpy", "view"]),
+                         "side": g.choice(["alive", "dead"]), "k": g.choice([2.0, -0.5])}
+
+
 # -- linear algebra ------------------------------------------------------------------------
 
 def _matmul_shape(a, b):

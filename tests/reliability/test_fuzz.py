@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import oxmera
+from oxmera._core.autograd import _locked_memory
 from oxmera.autograd import gradcheck, gradgradcheck
 
 from ._programs import (OPS, Env, Program, expected_dtype, make_leaves, programs,
@@ -128,15 +129,22 @@ def _shape_of(program, k):
 
 
 def check_program(program, mode):
-    """``mode``: "gradients" (float64, forward and gradients) or "forward" (any dtypes)."""
+    """``mode``: "gradients" (float64, forward and gradients) or "forward" (any dtypes).
+
+    Once the program's values are gone, no memory is left locked for backward
+    (reference counting alone frees every graph it made).
+    """
     DRAWN.update(name for name, _, _ in program.steps)
     DRAWN["programs"] += 1
+    locked = _locked_memory()
     if mode == "gradients":
         DRAWN["gradient programs"] += 1
         check_forward(program, requires_grad=True)
         check_gradients(program)
     else:
         check_forward(program, requires_grad=False)
+    assert _locked_memory() == locked, \
+        f"memory left locked for backward: {_locked_memory()}, {locked} before the program"
 
 
 # -- hypothesis runs ------------------------------------------------------------------
