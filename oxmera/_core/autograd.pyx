@@ -2297,6 +2297,15 @@ cdef int _lock_tensor(Tensor t) except -1:
         entry = _acquire_memory(t._data)
         _add_locker(entry, <PyObject*>t)
         t._lock_entry = <PyObject*>entry
+        # A view's base tensor holds an array over the same memory that its
+        # chain to the owner does not pass through (NumPy points views at the
+        # owner): from_numpy of a user's NumPy view, say. Its flag is cleared
+        # too, or a write through it would change the saved values silently.
+        view = _view_info(t)
+        if view is not None and view[0] is not None:
+            base_data = (<Tensor>view[0])._data
+            if cnp.PyArray_Check(base_data) and _memory_owner(base_data) is entry.owner:
+                _clear_chain(entry, base_data)
     t._locks += 1
     return 0
 

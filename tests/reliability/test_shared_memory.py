@@ -138,6 +138,29 @@ def test_views_made_while_locked_get_their_flag_back():
     np.testing.assert_array_equal(memory, [1.0, 10.0, 4.0, 5.0])
 
 
+@pytest.mark.parametrize("view_of", [lambda t: t.T, lambda t: t.diagonal(), lambda t: t[0]],
+                         ids=["transpose", "diagonal", "index"])
+def test_a_saved_view_locks_its_base_tensors_array(view_of):
+    # The base's array is a NumPy view (from_numpy of a transposed array): the
+    # saved view's chain to the owner does not pass through it, so the core
+    # clears its flag from the view's base tensor. Found by the fuzzer
+    # (gradgradcheck perturbs the leaf's own array).
+    memory = np.arange(1.0, 5.0).reshape(2, 2)
+    user_view = memory.T
+    x = oxmera.from_numpy(user_view).requires_grad_()
+    y = (view_of(x) ** 2).sum()
+    with pytest.raises(ValueError, match="read-only"):
+        user_view[0, 0] = 100.0
+    y.backward()
+    fresh = _leaf(np.arange(1.0, 5.0).reshape(2, 2).T)
+    (view_of(fresh) ** 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), fresh.grad.numpy())
+    del y
+    assert user_view.flags.writeable    # given back exactly when the graph dies
+    user_view[0, 0] = 100.0
+    assert memory[0, 0] == 100.0
+
+
 def test_an_array_made_read_only_by_the_user_stays_so():
     memory = np.arange(1.0, 4.0)
     memory.flags.writeable = False
