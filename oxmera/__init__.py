@@ -6,6 +6,10 @@ Curated re-exports only; the code lives in ``oxmera._core`` (compiled),
 import numpy as _np
 
 from oxmera._core import autograd as _autograd_core
+from oxmera._device import device, get_default_device, set_default_device
+from oxmera import random
+from oxmera.random import (Generator, default_generator, get_rng_state, initial_seed,
+                           manual_seed, seed, set_rng_state)
 from oxmera._core.autograd import (AutogradMeta, GradFn, OpError, Tensor, get_default_dtype,
                                    set_default_dtype)
 from oxmera import ops as _ops  # defines every op and installs the Tensor methods
@@ -41,7 +45,10 @@ short, int, long = int16, int32, int64
 
 __all__ = [
     "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
-    "save", "load",
+    "save", "load", "random",
+    "device", "get_default_device", "set_default_device",
+    "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+    "set_rng_state",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from oxmera import random as _random
 from oxmera._core import autograd as _core
 from oxmera.ops import creation as _creation
 from oxmera.ops.activation import *  # noqa: F403
@@ -218,7 +219,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1:
         mask = np.zeros(input.shape, input.dtype)
     else:
-        keep = _creation._generator.random(input.shape) >= p
+        keep = _random.numpy_generator(None, "dropout()").random(input.shape) >= p
         mask = keep * np.asarray(1.0 / (1.0 - p), dtype=input.dtype)
     mask = _core._wrap(mask.astype(input.dtype, copy=False))
     return _apply(lambda x: x * mask, input, inplace, "dropout")

@@ -22,6 +22,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.autograd import no_grad
+from oxmera import random as _random
 from oxmera.ops import creation as _creation
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
@@ -32,8 +33,7 @@ Tensor = _core.Tensor
 
 
 def _rng(generator):
-    # Looked up at each call: manual_seed replaces the module's generator.
-    return _creation._generator if generator is None else generator
+    return _random.numpy_generator(generator, "nn.init")
 
 
 def _check_tensor(tensor, fname):

@@ -2,24 +2,23 @@
 
 Python floats become the default float dtype (float32 unless changed by
 ``set_default_dtype``), Python ints int64, bools bool; NumPy arrays keep
-their dtype. Random tensors come from one generator, reseeded by
-``manual_seed``.
+their dtype. Random tensors come from the ``generator=`` given, or from
+``oxmera.random.default_generator`` (which ``manual_seed`` seeds).
 """
 import operator
 
 import numpy as np
 
+from oxmera import random as _rng_state
 from oxmera._core import autograd as _core
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
-           "eye", "rand", "randn", "randint", "normal", "manual_seed"]
+           "eye", "rand", "randn", "randint", "normal"]
 
 Tensor = _core.Tensor
 _as_array = _core.as_array
 _wrap = _core._wrap
-
-_generator = np.random.default_rng()
 
 
 def _finish(array, requires_grad):
@@ -256,30 +255,15 @@ def eye(n, m=None, dtype=None, requires_grad=False):
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
 
 
-def manual_seed(seed):
-    """Seed the generator behind ``rand``, ``randn``, ``randint``, ``normal``.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> _ = oxmera.manual_seed(0); a = oxmera.rand(2)
-    >>> _ = oxmera.manual_seed(0); b = oxmera.rand(2)
-    >>> a.tolist() == b.tolist()
-    True
-    """
-    global _generator
-    _generator = np.random.default_rng(int(seed))
-    return _generator
-
-
-def _random(sample, size, dtype, requires_grad, opname):
+def _random(method, size, dtype, requires_grad, generator, opname):
     dtype = _float_dtype(dtype)
     if dtype.kind != "f":
         raise TypeError(f"{opname}(): expected a floating dtype, got {dtype}")
+    sample = getattr(_rng_state.numpy_generator(generator, f"{opname}()"), method)
     return _finish(sample(_size(size, opname)).astype(dtype, copy=False), requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad=False):
+def rand(*size, generator=None, dtype=None, requires_grad=False):
     """Uniform samples from [0, 1).
 
     Examples
@@ -288,10 +272,10 @@ def rand(*size, dtype=None, requires_grad=False):
     >>> oxmera.rand(2, 3).shape
     (2, 3)
     """
-    return _random(_generator.random, size, dtype, requires_grad, "rand")
+    return _random("random", size, dtype, requires_grad, generator, "rand")
 
 
-def randn(*size, dtype=None, requires_grad=False):
+def randn(*size, generator=None, dtype=None, requires_grad=False):
     """Standard normal samples.
 
     Examples
@@ -300,10 +284,10 @@ def randn(*size, dtype=None, requires_grad=False):
     >>> oxmera.randn(4).dtype
     dtype('float32')
     """
-    return _random(_generator.standard_normal, size, dtype, requires_grad, "randn")
+    return _random("standard_normal", size, dtype, requires_grad, generator, "randn")
 
 
-def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad=False):
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
     """Normal samples with the given ``mean`` and ``std`` (numbers or tensors).
 
     Examples
@@ -320,11 +304,12 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad=False):
         shape = np.broadcast_shapes(mean_a.shape, std_a.shape)
     else:
         shape = _size((size,) if isinstance(size, int) else tuple(size), "normal")
-    values = mean_a + std_a * _generator.standard_normal(shape)
+    sample = _rng_state.numpy_generator(generator, "normal()").standard_normal(shape)
+    values = mean_a + std_a * sample
     return _finish(values.astype(_float_dtype(dtype), copy=False), requires_grad)
 
 
-def randint(low=0, high=None, size=None, dtype=None, requires_grad=False):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, requires_grad=False):
     """Random integers from ``low`` up to (not including) ``high`` (int64).
 
     ``randint(high, size)`` and ``randint(low, high, size)`` both work.
@@ -346,4 +331,5 @@ def randint(low=0, high=None, size=None, dtype=None, requires_grad=False):
     if requires_grad:
         raise RuntimeError(f"randint(): only Tensors of floating point dtype can require "
                            f"gradients, got dtype {np.dtype(dtype)}")
-    return _wrap(_generator.integers(low, high, size).astype(dtype))
+    rng = _rng_state.numpy_generator(generator, "randint()")
+    return _wrap(rng.integers(low, high, size).astype(dtype))
