@@ -138,7 +138,9 @@ def _(ctx, grad, input, target, weight=None, size_average=None, reduce=None, red
     needs = ctx.needs_input_grad
     reduction = _check_reduction(reduction, size_average, reduce, "binary_cross_entropy",
                                  warn=False)
-    shape = ctx.input_shape(0)
+    # (the input's shape from the input itself: the VJP always reads it, and
+    # ctx.input_shape(0) is there only when the input needs a gradient)
+    shape = input.shape
     if reduction != "none":
         grad = grad.expand(shape)
     weighted = grad if weight is None else grad * weight

@@ -61,3 +61,46 @@ def test_composite_gradients(case):
     inputs = case.build()
     assert gradcheck(case.fn, inputs, **case.tolerances)
     assert gradgradcheck(case.fn, inputs, **case.tolerances)
+
+
+def _leaf_positions(inputs):
+    return [k for k, t in enumerate(inputs) if isinstance(t, oxmera.Tensor) and t.requires_grad]
+
+
+MULTI_INPUT_CASES = [(name, case) for name, case in CASES
+                     if len(_leaf_positions(case.build())) >= 2]
+
+
+@pytest.mark.parametrize("name, case", MULTI_INPUT_CASES,
+                         ids=[case.id for _, case in MULTI_INPUT_CASES])
+def test_each_input_alone_gets_the_same_gradient(name, case):
+    """With only one input requiring grad, the VJP skips the others
+    (``ctx.needs_input_grad``) and must still give that input its gradient:
+    a VJP reading what the node keeps only for inputs needing a gradient
+    failed this way (binary_cross_entropy in its target)."""
+    inputs = case.build()
+    positions = _leaf_positions(inputs)
+    weights = None
+    full = None
+    for alone in [None] + positions:
+        built = case.build()
+        if alone is not None:
+            built = tuple(t.detach() if k in positions and k != alone else t
+                          for k, t in enumerate(built))
+        outputs = [o for o in _outputs(case.fn(*built)) if o.requires_grad]
+        if weights is None:
+            rng = np.random.default_rng(0)
+            weights = [oxmera.tensor(rng.standard_normal(o.shape), dtype=o.dtype) for o in outputs]
+        total = sum(((o * w).sum() for o, w in zip(outputs, weights)), oxmera.tensor(0.0,
+                    dtype=oxmera.float64))
+        targets = [built[k] for k in (positions if alone is None else [alone])]
+        grads = grad(total, targets, allow_unused=True)
+        if alone is None:
+            full = dict(zip(positions, grads))
+            continue
+        got, want = grads[0], full[alone]
+        if want is None:
+            assert got is None or not np.any(got.numpy())
+            continue
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12,
+                                   err_msg=f"input {alone} alone")

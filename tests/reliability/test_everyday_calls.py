@@ -267,6 +267,17 @@ def test_bce_target_gradient_is_unclamped_at_0_and_1(reduction, scale):
                                                          -2.0]))
 
 
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_bce_gradient_in_the_target_alone(reduction):
+    # The input needs no gradient: the VJP asked the node for its shape, which it
+    # keeps only for inputs that need one ("input 0 needs no gradient").
+    p = oxmera.tensor([0.2, 0.7], dtype=oxmera.float64)
+    y = leaf([0.5, 0.25])
+    F.binary_cross_entropy(p, y, reduction=reduction).sum().backward()
+    scale = 0.5 if reduction == "mean" else 1.0
+    np.testing.assert_allclose(y.grad.numpy(), scale * np.log([0.8 / 0.2, 0.3 / 0.7]))
+
+
 def test_bce_target_gradient_with_a_weight():
     _, grad_y = _bce_grads([0.0, 1.0, 0.25], [0.5, 0.5, 0.5], "none", oxmera.tensor(2.0))
     assert grad_y[0] == math.inf and grad_y[1] == -math.inf
