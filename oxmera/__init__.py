@@ -58,3 +58,7 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]
+
+from oxmera import _exports  # noqa: E402  (last: every public module is loaded by now)
+
+_exports.tidy_loaded_modules()

@@ -76,3 +76,9 @@ def load_digits(*, as_numpy=False):
         return images, labels
     return oxmera.from_numpy(images), oxmera.from_numpy(labels)
 
+
+import sys as _sys  # noqa: E402
+
+from oxmera import _exports  # noqa: E402
+
+_exports.tidy(_sys.modules[__name__])
