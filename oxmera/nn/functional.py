@@ -22,10 +22,12 @@ from oxmera import random as _random
 from oxmera._core import autograd as _core
 from oxmera.ops import creation as _creation
 from oxmera.ops.activation import *  # noqa: F403
+from oxmera.ops.attention import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
 from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
+from oxmera.ops import attention as _attention
 from oxmera.ops import normalization as _normalization
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
@@ -40,7 +42,7 @@ _FUNCTIONS = ["linear", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus",
               "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
               "binary_cross_entropy_with_logits"]
 
-__all__ = [*_activation.__all__, *_conv.__all__, *_loss.__all__, *_normalization.__all__,
+__all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_loss.__all__, *_normalization.__all__,
            *_FUNCTIONS]
 
 Tensor = _core.Tensor

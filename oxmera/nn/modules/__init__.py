@@ -3,8 +3,8 @@
 Everything here is re-exported by ``oxmera.nn``; import from there.
 """
 from oxmera.nn.modules.module import Module, RemovableHandle
-from oxmera.nn.modules.activation import (ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU,
-                                          Softmax, Softplus, Tanh)
+from oxmera.nn.modules.activation import (ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention,
+                                          ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh)
 from oxmera.nn.modules.container import ModuleDict, ModuleList, Sequential
 from oxmera.nn.modules.conv import Conv1d, Conv2d
 from oxmera.nn.modules.dropout import Dropout
@@ -27,7 +27,7 @@ __all__ = [
     "Embedding",
     "Sequential", "ModuleList", "ModuleDict",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
-    "LogSoftmax",
+    "LogSoftmax", "MultiheadAttention",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
 ]

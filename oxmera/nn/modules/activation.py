@@ -1,9 +1,13 @@
 """Activation layers: thin modules over ``oxmera.nn.functional``, reprs as in PyTorch."""
 from oxmera.nn import functional as F
+from oxmera.nn import init
+from oxmera.nn.modules._utils import empty, factory_dtype
+from oxmera.nn.modules.linear import Linear
 from oxmera.nn.modules.module import Module
+from oxmera.nn.parameter import Parameter
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid",
-           "Softmax", "LogSoftmax"]
+           "Softmax", "LogSoftmax", "MultiheadAttention"]
 
 
 def _inplace_suffix(inplace):
@@ -235,3 +239,117 @@ class LogSoftmax(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The ``out_proj`` of :class:`MultiheadAttention`: a ``Linear`` (PyTorch's class name,
+    so reprs and ``isinstance`` checks of ported code agree).
+
+    Examples
+    --------
+    >>> from oxmera import nn
+    >>> nn.MultiheadAttention(8, 2).out_proj
+    NonDynamicallyQuantizableLinear(in_features=8, out_features=8, bias=True)
+    """
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention, as PyTorch's ``nn.MultiheadAttention``.
+
+    ``forward(query, key, value, key_padding_mask=None, need_weights=True,
+    attn_mask=None, average_attn_weights=True, is_causal=False)`` returns
+    ``(output, weights)``; inputs are ``(L, N, E)`` (``(N, L, E)`` with
+    ``batch_first``) or unbatched ``(L, E)``. Boolean masks mark positions
+    that are masked out (True); float masks are added to the scores.
+
+    Parameters and their names are PyTorch's: ``in_proj_weight``
+    ``(3E, E)`` and ``in_proj_bias`` when key and value have the embedding
+    size (else ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``),
+    ``out_proj`` (a Linear), and ``bias_k``/``bias_v`` with
+    ``add_bias_kv``; initialized as in PyTorch (xavier-uniform projections,
+    zero biases), so a PyTorch ``state_dict`` loads as it is.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> attention = nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
+    >>> x = oxmera.randn(3, 5, 8)
+    >>> out, weights = attention(x, x, x)
+    >>> out.shape, weights.shape
+    ((3, 5, 8), (3, 5, 5))
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
+                 dtype=None):
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
+                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        if embed_dim % num_heads:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        dtype = factory_dtype(device, dtype, "MultiheadAttention")
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        else:
+            self.q_proj_weight = Parameter(empty((embed_dim, embed_dim), dtype))
+            self.k_proj_weight = Parameter(empty((embed_dim, self.kdim), dtype))
+            self.v_proj_weight = Parameter(empty((embed_dim, self.vdim), dtype))
+            self.register_parameter("in_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(empty((3 * embed_dim,), dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(empty((1, 1, embed_dim), dtype))
+            self.bias_v = Parameter(empty((1, 1, embed_dim), dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+            init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
+                attn_mask=None, average_attn_weights=True, is_causal=False):
+        batched = query.ndim == 3
+        if self.batch_first and batched:
+            query, key, value = (t.transpose(1, 0) for t in (query, key, value))
+        output, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, training=self.training,
+            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
+        if self.batch_first and batched:
+            output = output.transpose(1, 0)
+        return output, weights
