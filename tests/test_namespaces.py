@@ -1,4 +1,4 @@
-"""Public modules show their API, not their imports (``dir(oxmera.nn.functional)`` has no ``np``)."""
+"""Public modules show their API, not their imports: ``dir(oxmera.nn.functional)`` has no ``np``."""
 import importlib
 import pkgutil
 import types

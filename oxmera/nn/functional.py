@@ -42,8 +42,8 @@ _FUNCTIONS = ["linear", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus",
               "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
               "binary_cross_entropy_with_logits"]
 
-__all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_loss.__all__, *_normalization.__all__,
-           *_FUNCTIONS]
+__all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_loss.__all__,
+           *_normalization.__all__, *_FUNCTIONS]
 
 Tensor = _core.Tensor
 OpError = _core.OpError
