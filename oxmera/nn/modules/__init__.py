@@ -15,6 +15,9 @@ from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss
 from oxmera.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from oxmera.nn.modules.sparse import Embedding
+from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
+                                           TransformerDecoderLayer, TransformerEncoder,
+                                           TransformerEncoderLayer)
 
 __all__ = [
     "Module",
@@ -25,6 +28,8 @@ __all__ = [
     "Dropout",
     "LayerNorm", "BatchNorm1d", "BatchNorm2d",
     "Embedding",
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
     "Sequential", "ModuleList", "ModuleDict",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax", "MultiheadAttention",
