@@ -820,7 +820,9 @@ def _erf_float64(x):
 def erf(input):
     """The error function ``2 / sqrt(pi) * integral from 0 to x of exp(-t**2) dt``.
 
-    Computed in float64 (within one ulp) and rounded to the input's dtype.
+    Computed in float64 (within one ulp; for float32 and float16 inputs by
+    SciPy when it is installed, within 3 ulp before the rounding) and rounded
+    to the input's dtype.
 
     Examples
     --------
@@ -828,7 +830,31 @@ def erf(input):
     >>> oxmera.erf(oxmera.tensor([0.0, 1.0, -3.0]))
     tensor([ 0.    ,  0.8427, -1.    ], dtype=float32)
     """
-    return _erf_float64(np.asarray(input, np.float64)).astype(input.dtype, copy=False)
+    wide = np.asarray(input, np.float64)
+    # SciPy's erf is faster but up to 3 ulp off in float64: fine before
+    # rounding to float32 or float16, not for a float64 result.
+    special = _scipy_special() if input.dtype != np.float64 else None
+    values = special.erf(wide) if special is not None else _erf_float64(wide)
+    return values.astype(input.dtype, copy=False)
+
+
+_SCIPY_SPECIAL = []       # [scipy.special or None], once looked for
+
+
+def _scipy_special():
+    """scipy.special when installed (the ``scipy`` extra), else None.
+
+    Only for speed here: erf has a NumPy implementation of its own (within
+    one ulp), but SciPy's compiled one is about 4x faster (gelu calls it on
+    every activation of a transformer) and, rounded to float32, as exact.
+    """
+    if not _SCIPY_SPECIAL:
+        try:
+            import scipy.special as special
+        except ImportError:
+            special = None
+        _SCIPY_SPECIAL.append(special)
+    return _SCIPY_SPECIAL[0]
 
 
 @erf.vjp
