@@ -133,7 +133,8 @@ def main():
     second = {name: step() for name, step in steps.items()}
     print(f"losses: torch {first['torch']:.6f} {second['torch']:.6f}, "
           f"oxmera {first['oxmera']:.6f} {second['oxmera']:.6f}")
-    if abs(first["torch"] - first["oxmera"]) > 1e-4 or abs(second["torch"] - second["oxmera"]) > 1e-3:
+    if (abs(first["torch"] - first["oxmera"]) > 1e-4
+            or abs(second["torch"] - second["oxmera"]) > 1e-3):
         sys.exit("the libraries disagree: not timing")
 
     times = {name: [] for name in steps}
