@@ -23,11 +23,13 @@ from oxmera._core import autograd as _core
 from oxmera.ops import creation as _creation
 from oxmera.ops.activation import *  # noqa: F403
 from oxmera.ops.attention import *  # noqa: F403
+from oxmera.nn._activation_functions import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
 from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
+from oxmera.nn import _activation_functions as _activation_functions
 from oxmera.ops import normalization as _normalization
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
@@ -36,40 +38,19 @@ from oxmera.ops.linalg import matmul
 from oxmera.ops._utils import accumulation_dtype
 from oxmera.ops.loss import _check_reduction, _reduce, _sum_over
 from oxmera.ops.shape import cat
+from oxmera.nn._function_utils import apply_inplace as _apply, as_input as _tensor
 
-_FUNCTIONS = ["linear", "relu", "leaky_relu", "elu", "gelu", "silu", "softplus", "sigmoid",
-              "tanh", "dropout", "layer_norm", "batch_norm", "embedding", "one_hot", "pad",
+_FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "elu_", "gelu",
+              "silu", "softplus", "sigmoid", "tanh", "dropout", "layer_norm", "batch_norm",
+              "embedding", "one_hot", "pad",
               "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
               "binary_cross_entropy_with_logits"]
 
-__all__ = [*_activation.__all__, *_attention.__all__, *_conv.__all__, *_loss.__all__,
-           *_normalization.__all__, *_FUNCTIONS]
+__all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
+           *_conv.__all__, *_loss.__all__, *_normalization.__all__, *_FUNCTIONS]
 
 Tensor = _core.Tensor
 OpError = _core.OpError
-
-
-def _tensor(value, opname, what="input"):
-    """``value`` as a Tensor (arrays and lists are wrapped, sharing memory)."""
-    if isinstance(value, Tensor):
-        return value
-    if value is None:
-        raise TypeError(f"{opname}(): {what} must be a Tensor, got None")
-    return _creation.as_tensor(value)
-
-
-def _apply(fn, input, inplace, opname):
-    """``fn(input)``, or with PyTorch's ``inplace=True`` written into ``input`` (``copy_``).
-
-    In place, ``fn`` runs on a clone: its graph must not save the very tensor
-    the copy then modifies.
-    """
-    if not inplace:
-        return fn(input)
-    copy_ = getattr(input, "copy_", None)
-    if copy_ is None:
-        raise NotImplementedError(f"{opname}(): inplace=True needs Tensor.copy_")
-    return copy_(fn(input.clone()))
 
 
 # -- linear --------------------------------------------------------------------------------
@@ -136,6 +117,32 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _apply(fn, _tensor(input, "leaky_relu"), inplace, "leaky_relu")
 
 
+def relu_(input):
+    """In-place :func:`relu`.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.relu_(oxmera.tensor([-1.0, 2.0]))
+    tensor([0., 2.], dtype=float32)
+    """
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.leaky_relu_(oxmera.tensor([-2.0]), 0.5)
+    tensor([-1.], dtype=float32)
+    """
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
 def elu(input, alpha=1.0, inplace=False):
     """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``.
 
@@ -152,6 +159,19 @@ def elu(input, alpha=1.0, inplace=False):
         # be inf, and the zero gradient where() sends that branch, nan.
         return where(positive, x, expm1(where(positive, 0.0, x)) * alpha)
     return _apply(fn, _tensor(input, "elu"), inplace, "elu")
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.elu_(oxmera.tensor([2.0]))
+    tensor([2.], dtype=float32)
+    """
+    return elu(input, alpha, inplace=True)
 
 
 _SQRT_HALF = math.sqrt(0.5)

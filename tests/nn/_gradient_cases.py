@@ -180,3 +180,48 @@ add("binary_cross_entropy_with_logits",
     ("0d", F.binary_cross_entropy_with_logits, (Leaf(()), Leaf(()))),
     ("size-0", lambda x, y: F.binary_cross_entropy_with_logits(x, y, reduction="sum"),
      (Leaf((0, 3)), S((0, 3)))))
+
+
+# -- the rest of torch.nn.functional's activations (kinks avoided: "real" values are
+# at least 0.25 from 0; the shifted pieces are checked away from their ends) ---------------
+for _name, _fn in (("relu6", lambda x: F.relu6(x * 4)),
+                   ("hardtanh", lambda x: F.hardtanh(x, -0.5, 1.5)),
+                   ("hardsigmoid", lambda x: F.hardsigmoid(x * 2.3)),
+                   ("hardswish", lambda x: F.hardswish(x * 2.3)),
+                   ("mish", F.mish), ("selu", F.selu), ("celu", lambda x: F.celu(x, 1.5)),
+                   ("softsign", F.softsign), ("logsigmoid", F.logsigmoid),
+                   ("tanhshrink", F.tanhshrink), ("softshrink", lambda x: F.softshrink(x, 0.1)),
+                   ("hardshrink", lambda x: F.hardshrink(x, 0.1)),
+                   ("threshold", lambda x: F.threshold(x, 0.1, -3.0)),
+                   ("rrelu", F.rrelu),
+                   ("softmin", lambda x: F.softmin(x, dim=-1)),
+                   ("glu", lambda x: F.glu(x.repeat(1, 2) if x.ndim == 2 else x.repeat(2)))):
+    add(_name,
+        ("3x4", _fn, (Leaf((3, 4)),)),
+        ("size-0", _fn, (Leaf((0, 3)),)),
+        ("transposed", _fn, (T((3, 4)),)),
+        ("strided", _fn, (S((2, 3)),)))
+    if _name not in ("glu",):
+        add(_name, ("0d", _fn, (Leaf(()),)))
+add("prelu",
+    ("channels", F.prelu, (Leaf((2, 3, 4)), Leaf((3,)))),
+    ("one", F.prelu, (T((3, 4)), Leaf((1,)))),
+    ("size-0", F.prelu, (Leaf((0, 3)), Leaf((3,)))))
+add("scaled_dot_product_attention",
+    ("causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+     (Leaf((2, 3, 2)), Leaf((2, 4, 2)), T((2, 4, 3)))),
+    ("size-0", F.scaled_dot_product_attention, (Leaf((0, 3, 2)), Leaf((0, 4, 2)),
+                                                Leaf((0, 4, 3)))))
+add("multi_head_attention_forward",
+    ("plain", lambda x, w, b, ow: F.multi_head_attention_forward(
+        x, x, x, 4, 2, w, b, None, None, False, 0.0, ow, None)[0],
+     (Leaf((3, 1, 4)), Leaf((12, 4)), Leaf((12,)), T((4, 4)))))
+# In-place forms, on a clone (a leaf that requires grad cannot be modified in place).
+for _name, _fn in (("relu_", F.relu_), ("elu_", F.elu_),
+                   ("leaky_relu_", lambda x: F.leaky_relu_(x, 0.3)),
+                   ("hardtanh_", lambda x: F.hardtanh_(x, -0.5, 1.5)), ("rrelu_", F.rrelu_),
+                   ("selu_", F.selu_), ("celu_", F.celu_),
+                   ("threshold_", lambda x: F.threshold_(x, 0.1, -3.0))):
+    add(_name,
+        ("3x4", lambda x, fn=_fn: fn(x.clone()), (Leaf((3, 4)),)),
+        ("transposed", lambda x, fn=_fn: fn(x.clone()), (T((3, 4)),)))

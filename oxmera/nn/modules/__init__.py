@@ -3,8 +3,11 @@
 Everything here is re-exported by ``oxmera.nn``; import from there.
 """
 from oxmera.nn.modules.module import Module, RemovableHandle
-from oxmera.nn.modules.activation import (ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention,
-                                          ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh)
+from oxmera.nn.modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid,
+                                          Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,
+                                          Mish, MultiheadAttention, PReLU, ReLU, ReLU6, RReLU,
+                                          Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus,
+                                          Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from oxmera.nn.modules.container import ModuleDict, ModuleList, Sequential
 from oxmera.nn.modules.conv import Conv1d, Conv2d
 from oxmera.nn.modules.dropout import Dropout
@@ -32,7 +35,9 @@ __all__ = [
     "TransformerDecoderLayer",
     "Sequential", "ModuleList", "ModuleDict",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
-    "LogSoftmax", "MultiheadAttention",
+    "LogSoftmax", "MultiheadAttention", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Mish",
+    "SELU", "CELU", "Softsign", "LogSigmoid", "GLU", "PReLU", "RReLU", "Threshold", "Softmin",
+    "Softmax2d", "Tanhshrink", "Softshrink", "Hardshrink",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss",
 ]

@@ -1,13 +1,17 @@
 """Activation layers: thin modules over ``oxmera.nn.functional``, reprs as in PyTorch."""
 from oxmera.nn import functional as F
 from oxmera.nn import init
+from oxmera.nn import init as _init
 from oxmera.nn.modules._utils import empty, factory_dtype
 from oxmera.nn.modules.linear import Linear
 from oxmera.nn.modules.module import Module
 from oxmera.nn.parameter import Parameter
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid",
-           "Softmax", "LogSoftmax", "MultiheadAttention"]
+           "Softmax", "LogSoftmax", "MultiheadAttention", "ReLU6", "Hardtanh", "Hardswish",
+           "Hardsigmoid", "Mish", "SELU", "CELU", "Softsign", "LogSigmoid", "GLU", "PReLU",
+           "RReLU", "Threshold", "Softmin", "Softmax2d", "Tanhshrink", "Softshrink",
+           "Hardshrink"]
 
 
 def _inplace_suffix(inplace):
@@ -240,6 +244,351 @@ class LogSoftmax(Module):
     def extra_repr(self):
         return f"dim={self.dim}"
 
+
+
+class _Elementwise(Module):
+    """A module applying one function of ``oxmera.nn.functional`` with fixed arguments.
+
+    Subclasses name the function (``_function``) and the constructor
+    arguments passed to it (``_arguments``, in order), which are also the
+    repr's; ``inplace`` (when the function takes it) shows only when True,
+    as in PyTorch.
+    """
+
+    _function = None
+    _arguments = ()
+    _takes_inplace = False
+
+    def forward(self, input):
+        kwargs = {name: getattr(self, name) for name in self._arguments}
+        if self._takes_inplace:
+            kwargs["inplace"] = self.inplace
+        return type(self)._function(input, **kwargs)
+
+    def extra_repr(self):
+        parts = [f"{name}={getattr(self, name)}" for name in self._arguments]
+        if self._takes_inplace and self.inplace:
+            parts.append("inplace=True")
+        return ", ".join(parts)
+
+
+class Hardtanh(_Elementwise):
+    """``input`` clamped to ``[min_val, max_val]`` (see ``F.hardtanh``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Hardtanh(-2.0, 2.0)(oxmera.tensor([-3.0, 1.0]))
+    tensor([-2.,  1.], dtype=float32)
+    """
+
+    _function = F.hardtanh
+    _arguments = ("min_val", "max_val")
+    _takes_inplace = True
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(f"Hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                             f"({max_val})")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+
+class ReLU6(Hardtanh):
+    """``min(max(x, 0), 6)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.ReLU6()(oxmera.tensor([-1.0, 8.0]))
+    tensor([0., 6.], dtype=float32)
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+def _inplace_module(name, function, doc, repr_inplace=True):
+    """A module class taking only ``inplace`` (Hardsigmoid, Hardswish, Mish, SELU).
+
+    PyTorch's Hardsigmoid and Hardswish do not show ``inplace`` in their repr.
+    """
+    def __init__(self, inplace=False):
+        Module.__init__(self)
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace and repr_inplace else ""
+    return type(name, (_Elementwise,), {"__init__": __init__, "extra_repr": extra_repr,
+                                         "_function": function, "_takes_inplace": True,
+                                         "__doc__": doc, "__module__": __name__})
+
+
+def _plain_module(name, function, doc):
+    """A module class without arguments (Softsign, LogSigmoid, Tanhshrink)."""
+    def __init__(self):
+        Module.__init__(self)
+    return type(name, (_Elementwise,), {"__init__": __init__, "_function": function,
+                                         "__doc__": doc, "__module__": __name__})
+
+
+Hardsigmoid = _inplace_module("Hardsigmoid", F.hardsigmoid, """``relu6(x + 3) / 6``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Hardsigmoid()(oxmera.tensor([0.0]))
+    tensor([0.5], dtype=float32)
+    """, repr_inplace=False)
+Hardswish = _inplace_module("Hardswish", F.hardswish, """``x * relu6(x + 3) / 6``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Hardswish()(oxmera.tensor([4.0]))
+    tensor([4.], dtype=float32)
+    """, repr_inplace=False)
+Mish = _inplace_module("Mish", F.mish, """``x * tanh(softplus(x))``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Mish()(oxmera.tensor([0.0]))
+    tensor([0.], dtype=float32)
+    """)
+SELU = _inplace_module("SELU", F.selu, """Scaled ELU with SELU's fixed constants.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.SELU()(oxmera.tensor([1.0]))
+    tensor([1.0507], dtype=float32)
+    """)
+Softsign = _plain_module("Softsign", F.softsign, """``x / (1 + |x|)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Softsign()(oxmera.tensor([1.0]))
+    tensor([0.5], dtype=float32)
+    """)
+LogSigmoid = _plain_module("LogSigmoid", F.logsigmoid, """``log(sigmoid(x))``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.LogSigmoid()(oxmera.tensor([0.0]))
+    tensor([-0.6931], dtype=float32)
+    """)
+Tanhshrink = _plain_module("Tanhshrink", F.tanhshrink, """``x - tanh(x)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Tanhshrink()(oxmera.tensor([0.0]))
+    tensor([0.], dtype=float32)
+    """)
+
+
+class CELU(_Elementwise):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.CELU(alpha=2.0)
+    CELU(alpha=2.0)
+    """
+
+    _function = F.celu
+    _arguments = ("alpha",)
+    _takes_inplace = True
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+
+class GLU(_Elementwise):
+    """Gated linear unit over ``dim`` (see ``F.glu``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.GLU()(oxmera.randn(3, 4)).shape
+    (3, 2)
+    """
+
+    _function = F.glu
+    _arguments = ("dim",)
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+
+class Threshold(_Elementwise):
+    """``x`` where ``x > threshold``, else ``value``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Threshold(0.1, 20.0)
+    Threshold(threshold=0.1, value=20.0)
+    """
+
+    _function = F.threshold
+    _arguments = ("threshold", "value")
+    _takes_inplace = True
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+
+class Softmin(_Elementwise):
+    """``softmax(-x)`` along ``dim``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Softmin(dim=0)(oxmera.tensor([1.0, 1.0]))
+    tensor([0.5, 0.5], dtype=float32)
+    """
+
+    _function = F.softmin
+    _arguments = ("dim",)
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a ``(C, H, W)`` or ``(N, C, H, W)`` input.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Softmax2d()(oxmera.zeros(1, 2, 1, 1)).flatten().tolist()
+    [0.5, 0.5]
+    """
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input of 3 or 4 dims (C, H, W) or "
+                             f"(N, C, H, W), got shape {tuple(input.shape)}")
+        return F.softmax(input, -3)
+
+
+class _Shrink(_Elementwise):
+    _arguments = ("lambd",)
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(_Shrink):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Softshrink(1.0)(oxmera.tensor([3.0]))
+    tensor([2.], dtype=float32)
+    """
+
+    _function = F.softshrink
+
+
+class Hardshrink(_Shrink):
+    """``x`` where ``|x| > lambd``, else 0.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.Hardshrink()(oxmera.tensor([0.2, 3.0]))
+    tensor([0., 3.], dtype=float32)
+    """
+
+    _function = F.hardshrink
+
+
+class PReLU(Module):
+    """``x`` where ``x > 0``, else ``weight * x``, with a learned ``weight`` (one entry, or
+    one per channel: ``num_parameters``), initialized to ``init``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> layer = nn.PReLU(3)
+    >>> layer.weight.shape, layer(oxmera.randn(2, 3, 4)).shape
+    ((3,), (2, 3, 4))
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(empty((num_parameters,), factory_dtype(device, dtype, "PReLU")))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Set every slope to ``init``."""
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: random slopes in ``[lower, upper]`` while training, their mean
+    in evaluation.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.RReLU(0.1, 0.3).eval()(oxmera.tensor([-1.0, 1.0]))
+    tensor([-0.2,  1. ], dtype=float32)
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
 
 class NonDynamicallyQuantizableLinear(Linear):
     """The ``out_proj`` of :class:`MultiheadAttention`: a ``Linear`` (PyTorch's class name,
