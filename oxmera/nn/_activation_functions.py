@@ -104,7 +104,7 @@ def hardswish(input, inplace=False):
     >>> import oxmera
     >>> import oxmera.nn.functional as F
     >>> F.hardswish(oxmera.tensor([-4.0, 0.0, 1.0, 4.0]))
-    tensor([-0.    ,  0.    ,  0.6667,  4.    ], dtype=float32)
+    tensor([0.    , 0.    , 0.6667, 4.    ], dtype=float32)
     """
     def fn(x):
         return where(le(x, -3.0), 0.0, where(lt(x, 3.0), x * (x + 3.0) / 6.0, x))
