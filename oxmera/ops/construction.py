@@ -267,7 +267,7 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"combinations(): r must be non-negative, got {r}")
     if r == 0:
-        return getitem(input, Tensor(np.zeros(0, np.int64)))
+        return Tensor(np.empty(0, input.dtype))     # not connected to input, as in PyTorch
     pick = (itertools.combinations_with_replacement if with_replacement
             else itertools.combinations)
     rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
@@ -296,7 +296,7 @@ def block_diag(*tensors):
     dtype = result_type(*blocks) if blocks else np.dtype(np.float32)
     width = builtins.sum(b.shape[1] for b in blocks)
     if not blocks:
-        return Tensor(np.zeros((0, 0), dtype))
+        return Tensor(np.zeros((1, 0), dtype))      # PyTorch's shape for no blocks
     rows, before = [], 0
     for b in blocks:
         n, m = b.shape
@@ -726,8 +726,9 @@ def tensor_split(input, indices_or_sections, dim=0):
                                                   for k in range(sections)]))
     else:
         bounds = [0] + [operator.index(i) for i in split] + [size]
-    return tuple(getitem(input, (slice(None),) * d
-                         + (slice(min(max(start, 0), size), min(max(stop, start, 0), size)),))
+    # each part is input[start:stop] with Python's slice rules (negative indices count from
+    # the end, a stop before its start gives an empty part), as in PyTorch
+    return tuple(getitem(input, (slice(None),) * d + (slice(start, stop),))
                  for start, stop in zip(bounds[:-1], bounds[1:]))
 
 

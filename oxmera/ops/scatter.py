@@ -392,6 +392,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     >>> x.scatter_reduce(0, oxmera.tensor([0, 0, 2, 2]), src, "mean", include_self=False)
     tensor([3. , 2. , 4.5], dtype=float32)
     """
+    if not isinstance(src, (Tensor, np.ndarray)):
+        raise TypeError(f"scatter_reduce(): src must be a Tensor, got {type(src).__name__}")
     return _scatter_reduce(input, src, dim, index, reduce, include_self=include_self)
 
 
@@ -428,8 +430,7 @@ def _scatter_reduce(input, src, dim, index, reduce, *, include_self=True):
 
 @_scatter_reduce.vjp
 def _(ctx, grad, input, src, dim, index, reduce, *, include_self=True):
-    shape = tuple(ctx.input_shape(0))
-    src_shape = tuple(ctx.input_shape(1))
+    shape, src_shape = tuple(input.shape), tuple(src.shape)
     idx = _index_array(index, "scatter_reduce")
     d = normalize_dim(dim, max(len(shape), 1), "scatter_reduce")
     positions = _flat_positions(_as_vector(idx), d, shape or (1,))
