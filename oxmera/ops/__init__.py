@@ -14,4 +14,5 @@ _registry.install_tensor_attributes()
 _core.set_engine_ops(reduce.sum_to, conversion._cast, elementwise.add)
 
 __all__ = ["activation", "conv", "conversion", "creation", "elementwise", "index", "inplace",
-           "interop", "linalg", "loss", "normalization", "reduce", "shape", "construction", "scatter"]
+           "interop", "linalg", "loss", "normalization", "reduce", "shape", "construction",
+           "scatter"]

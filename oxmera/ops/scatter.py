@@ -36,6 +36,17 @@ def _tensor(value, opname, name):
     raise TypeError(f"{opname}(): {name} must be a Tensor, got {type(value).__name__}")
 
 
+def _indices(index, opname, error=RuntimeError):
+    """``index`` as an int64/int32 array; other dtypes raise ``error`` (PyTorch raises a
+    RuntimeError in most of these ops, an IndexError in index_fill)."""
+    try:
+        return _index_array(index, opname)
+    except IndexError as err:
+        if error is IndexError:
+            raise
+        raise error(str(err)) from None
+
+
 def _same_dtype(opname, input, source, name="source"):
     if input.dtype != source.dtype:
         raise RuntimeError(f"{opname}(): self ({input.dtype}) and {name} ({source.dtype}) must "
@@ -48,7 +59,7 @@ def _along(opname, input, dim, index, source=None):
     """Check an ``index_*`` call on a tensor of at least one dim; return the dim and the
     index as a vector (or, given ``source``, broadcast to ``source``'s shape, the form
     gather and scatter take)."""
-    idx = _index_array(index, opname)
+    idx = _indices(index, opname, IndexError if opname == "index_fill" else RuntimeError)
     if idx.ndim > 1:
         raise IndexError(f"{opname}(): index must be a vector (0-d or 1-d), got shape "
                          f"{idx.shape}")
@@ -228,7 +239,7 @@ def take(input, index):
 
 
 def _flat_index(opname, input, index):
-    idx = _index_array(index, opname)
+    idx = _indices(index, opname)
     n = input.numel()
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = int(idx.min()) if idx.min() < -n else int(idx.max())
@@ -240,7 +251,8 @@ def _flat_index(opname, input, index):
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (or, with ``accumulate=True``, added) at
     the positions ``index`` of ``input`` read as a 1-d tensor; negative indices count from
-    the end. ``source`` has as many elements as ``index``.
+    the end. ``source`` has as many elements as ``index`` (an IndexError otherwise, as in
+    PyTorch).
 
     The out-of-place form of ``Tensor.put_``. Composed from :func:`index_put`.
 
@@ -256,7 +268,7 @@ def put(input, index, source, accumulate=False):
     source = _tensor(source, "put", "source")
     idx = _flat_index("put", input, index)
     if idx.size != source.numel():
-        raise RuntimeError(f"put(): expected source and index to have the same number of "
+        raise IndexError(f"put(): expected source and index to have the same number of "
                            f"elements, got source of shape {tuple(source.shape)} and index of "
                            f"shape {idx.shape}")
     _same_dtype("put", input, source)
@@ -353,13 +365,16 @@ def _identity(reduce, dtype):
 def _scatter_plan(input, src, dim, index, opname):
     """Check a scatter_reduce call; return the flat positions each used src entry goes
     to, and the used src entries (flat), for C-contiguous arrays of ``input``'s shape."""
-    idx = _index_array(index, opname)
+    idx = _indices(index, opname)
     if src.dtype != input.dtype:
         raise RuntimeError(f"{opname}(): self ({input.dtype}) and src ({src.dtype}) must have "
                            f"the same dtype")
     target, vector = _as_vector(input), _as_vector(idx)
     d = _dim_and_rank(target, vector, dim, opname, _as_vector(src))
-    _check_bounds(vector, target.shape[d], opname, d)
+    try:
+        _check_bounds(vector, target.shape[d], opname, d)
+    except IndexError as err:
+        raise RuntimeError(str(err)) from None      # PyTorch's type for a scatter
     positions = _flat_positions(vector, d, target.shape).reshape(-1)
     return positions, _leading(_as_vector(src), vector.shape).reshape(-1)
 
@@ -437,7 +452,8 @@ def _(ctx, grad, input, src, dim, index, reduce, *, include_self=True):
     received = _counts(positions.reshape(-1), shape)
     # entries of input that take part in the result
     kept = None if include_self else Tensor(received == 0)
-    used_src = src if src is None or src_shape == idx.shape else getitem(
+    # the src entries index reaches (src may be larger than index)
+    used_src = src if src_shape == idx.shape or not idx.ndim else getitem(
         src, tuple(slice(0, n) for n in idx.shape))
 
     def to_input(g):
@@ -480,8 +496,12 @@ def _(ctx, grad, input, src, dim, index, reduce, *, include_self=True):
                                      include_self=include_self)
 
     def others(factor_is_zero, safe_factor, product, zero_count):
-        return (product * factor_is_zero.to(product.dtype) * (zero_count == 1).to(product.dtype)
-                + product / safe_factor * logical_and(logical_not(factor_is_zero), zero_count == 0).to(product.dtype))
+        # a zero factor: the product of the others if it is the only zero, else 0;
+        # a non-zero factor: product / factor if there is no zero, else 0
+        dtype = product.dtype
+        lone_zero = logical_and(factor_is_zero, zero_count == 1).to(dtype)
+        no_zero = logical_and(logical_not(factor_is_zero), zero_count == 0).to(dtype)
+        return product * lone_zero + product / safe_factor * no_zero
 
     grad_input = grad_src = None
     if needs[0]:
