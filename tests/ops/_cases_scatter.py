@@ -134,6 +134,12 @@ add_torch_cases("scatter",
                 ("reduce-add", lambda lib, x, s: x.scatter(0, _ix([[1, 0, 1]], lib), s,
                                                            reduce="add"),
                  (Leaf((2, 3)), Leaf((1, 3))), {"grad": False}),
+                ("reduce-add-value", lambda lib, x: x.scatter(1, _ix([[0, 0], [2, 1]], lib), 1.5,
+                                                              reduce="add"),
+                 (Leaf((2, 3)),), {"grad": False}),
+                ("reduce-multiply-int", lambda lib, x: (x * 10).long().scatter(
+                    1, _ix([[0, 0], [2, 1]], lib), 2, reduce="multiply"), (Leaf((2, 3)),),
+                 {"grad": False}),
                 ("reduce-multiply-value", lambda lib, x: lib.scatter(
                     x, 1, _ix([[1], [0]], lib), 2.5, reduce="multiply"), (Leaf((2, 3)),),
                  {"grad": False}))
