@@ -49,6 +49,8 @@ SECTIONS = {
     "oxmera.ops.linalg": "Linear algebra",
     "oxmera.ops.shape": "Shapes, joining and splitting",
     "oxmera.ops.index": "Indexing",
+    "oxmera.ops.scatter": "Index writes, masks and scatter reductions",
+    "oxmera.ops.construction": "Building tensors from others: diagonals, grids, stacks, splits",
     "oxmera.ops.inplace": "In-place operations",
     "oxmera.ops.interop": "NumPy and DLPack interoperability",
     "oxmera.ops.activation": "Activations",

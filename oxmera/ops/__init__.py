@@ -6,11 +6,42 @@ gradients (``sum_to``, the dtype cast, ``add``).
 """
 from oxmera._core import autograd as _core
 from oxmera.ops import _registry
-from oxmera.ops import (activation, attention, conv, conversion, creation, elementwise, index,
-                        inplace, interop, linalg, loss, normalization, reduce, shape)
+# One module a line, in order: each import defines that module's ops.
+from oxmera.ops import activation
+from oxmera.ops import attention
+from oxmera.ops import construction
+from oxmera.ops import conv
+from oxmera.ops import conversion
+from oxmera.ops import creation
+from oxmera.ops import elementwise
+from oxmera.ops import index
+from oxmera.ops import inplace
+from oxmera.ops import interop
+from oxmera.ops import linalg
+from oxmera.ops import loss
+from oxmera.ops import normalization
+from oxmera.ops import reduce
+from oxmera.ops import scatter
+from oxmera.ops import shape
 
 _registry.install_tensor_attributes()
 _core.set_engine_ops(reduce.sum_to, conversion._cast, elementwise.add)
 
-__all__ = ["activation", "attention", "conv", "conversion", "creation", "elementwise", "index",
-           "inplace", "interop", "linalg", "loss", "normalization", "reduce", "shape"]
+__all__ = [
+    "activation",
+    "attention",
+    "construction",
+    "conv",
+    "conversion",
+    "creation",
+    "elementwise",
+    "index",
+    "inplace",
+    "interop",
+    "linalg",
+    "loss",
+    "normalization",
+    "reduce",
+    "scatter",
+    "shape",
+]

@@ -380,13 +380,16 @@ def _(ctx, grad, input, src, dim, index):
             _src_gradient(ctx, grad, dim, index) if needs[1] else None)
 
 
-def scatter(input, dim, index, src=None, *, value=None):
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of ``input`` with ``src`` (a tensor, or the number ``value``) written at
     ``index`` along ``dim``: ``out[i][index[i][j]] = src[i][j]`` (for ``dim=1``).
 
-    The out-of-place ``torch.scatter`` (no ``reduce``). Where an index
-    repeats, which write lands is unspecified. Gradients: zero for ``input``
-    where it was overwritten, ``grad`` gathered at ``index`` for ``src``.
+    The out-of-place ``torch.scatter``. Where an index repeats, which write
+    lands is unspecified. Gradients: zero for ``input`` where it was
+    overwritten, ``grad`` gathered at ``index`` for ``src``. PyTorch's legacy
+    ``reduce="add"`` / ``"multiply"`` combine instead of writing (as
+    ``scatter_add`` and ``scatter_reduce(..., "prod")``, whose gradients they
+    have; PyTorch has none for them).
 
     Examples
     --------
@@ -398,10 +401,25 @@ def scatter(input, dim, index, src=None, *, value=None):
     >>> x.scatter(0, oxmera.tensor([[1, 1, 1]]), value=7.0)
     tensor([[0., 0., 0.],
             [7., 7., 7.]], dtype=float32)
+    >>> oxmera.ones(3).scatter(0, oxmera.tensor([2, 2]), 3.0, reduce="multiply")
+    tensor([1., 1., 9.], dtype=float32)
     """
     if (src is None) == (value is None):
         raise TypeError("scatter(): pass exactly one of src (a tensor or number) and value")
-    return _scatter_op(input, src if value is None else value, dim, index)
+    src = src if value is None else value
+    if reduce is None:
+        return _scatter_op(input, src, dim, index)
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"scatter(): reduce argument must be either 'add' or 'multiply', "
+                           f"got {reduce!r}")
+    if reduce == "add":
+        return _scatter_add(input, src, dim, index)
+    from oxmera.ops.scatter import scatter_reduce
+    if not isinstance(src, Tensor):
+        # a number: one copy per index entry, in input's dtype (as PyTorch casts it)
+        dtype = input.dtype if isinstance(input, Tensor) else np.asarray(input).dtype
+        src = Tensor(np.full(_index_array(index, "scatter").shape, src, dtype=dtype))
+    return scatter_reduce(input, dim, index, src, "prod")
 
 
 def scatter_add(input, dim, index, src):
