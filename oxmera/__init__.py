@@ -24,6 +24,7 @@ from oxmera.ops.inplace import *  # noqa: F403
 from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
+from oxmera.ops.sampling import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
@@ -54,7 +55,7 @@ __all__ = [
     *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,
     *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
     *_ops.interop.__all__, *_ops.linalg.__all__,
-    *_ops.reduce.__all__, *_ops.shape.__all__,
+    *_ops.reduce.__all__, *_ops.sampling.__all__, *_ops.shape.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]
