@@ -478,7 +478,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         # weighted draw without replacement; weight-0 categories come last (key inf).
         with np.errstate(divide="ignore"):
             keys = rng.standard_exponential((rows, categories)) / weights
-        picks = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+        if num_samples < categories:
+            # only the num_samples smallest keys matter: partition, then order those
+            smallest = np.argpartition(keys, num_samples - 1, axis=1)[:, :num_samples]
+            order = np.argsort(np.take_along_axis(keys, smallest, axis=1), axis=1,
+                               kind="stable")
+            picks = np.take_along_axis(smallest, order, axis=1)
+        else:
+            picks = np.argsort(keys, axis=1, kind="stable")
     picks = picks.astype(np.int64)
     return _wrap(picks.reshape(num_samples) if input.ndim == 1 else picks)
 

@@ -469,6 +469,17 @@ def test_random_module_has_torch_random_names():
     assert oxmera.random.default_generator is oxmera.default_generator
 
 
+def test_generators_pickle_and_copy_with_their_state():
+    import copy
+    import pickle
+    g = oxmera.Generator().manual_seed(13)
+    oxmera.rand(3, generator=g)
+    for twin in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g)):
+        assert twin.initial_seed() == 13
+        assert oxmera.randn(4, generator=twin).tolist() == \
+            oxmera.randn(4, generator=copy.deepcopy(g)).tolist()
+
+
 def test_a_reseed_reaches_a_numpy_generator_taken_before():
     # samplers and data loaders may hold the NumPy generator behind an oxmera one
     g = oxmera.Generator().manual_seed(1)
