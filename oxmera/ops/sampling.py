@@ -387,7 +387,8 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=No
         if size is None:
             raise TypeError("normal(): with a number mean and std, the size is needed: "
                             "normal(mean, std, size) (or tensors for mean or std)")
-        shape, dtype = _shape("normal", (), size), _float_dtype("normal", dtype)
+        shape = _shape("normal", (size,), varargs=False)
+        dtype = _float_dtype("normal", dtype)
         mean, std = float(mean), float(std)
         _check_std("normal", std)
         values = mean + std * _rng(generator, "normal").standard_normal(shape)
