@@ -16,6 +16,7 @@ from oxmera import ops as _ops  # defines every op and installs the Tensor metho
 from oxmera import autograd
 from oxmera.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from oxmera.ops.activation import *  # noqa: F403  (each op module's __all__ is its public ops)
+from oxmera.ops.construction import *  # noqa: F403
 from oxmera.ops.conversion import *  # noqa: F403
 from oxmera.ops.creation import *  # noqa: F403
 from oxmera.ops.elementwise import *  # noqa: F403
@@ -24,9 +25,9 @@ from oxmera.ops.inplace import *  # noqa: F403
 from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
-from oxmera.ops.shape import *  # noqa: F403
-from oxmera.ops.construction import *  # noqa: F403
+from oxmera.ops.sampling import *  # noqa: F403
 from oxmera.ops.scatter import *  # noqa: F403
+from oxmera.ops.shape import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
 from oxmera.serialization import load, save
@@ -53,11 +54,20 @@ __all__ = [
     "set_rng_state",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-    *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,
-    *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
-    *_ops.interop.__all__, *_ops.linalg.__all__,
-    *_ops.reduce.__all__, *_ops.shape.__all__,
-    *_ops.construction.__all__, *_ops.scatter.__all__,
+    # the op modules star-imported above, one a line
+    *_ops.activation.__all__,
+    *_ops.construction.__all__,
+    *_ops.conversion.__all__,
+    *_ops.creation.__all__,
+    *_ops.elementwise.__all__,
+    *_ops.index.__all__,
+    *_ops.inplace.__all__,
+    *_ops.interop.__all__,
+    *_ops.linalg.__all__,
+    *_ops.reduce.__all__,
+    *_ops.sampling.__all__,
+    *_ops.scatter.__all__,
+    *_ops.shape.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]

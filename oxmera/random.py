@@ -12,13 +12,15 @@ every run; the numbers themselves differ from PyTorch's (another algorithm).
 A generator is not locked: threads that draw at once should each use their
 own, and then draw the same numbers for the same seed whatever the others do.
 """
+import contextlib
+
 import numpy as np
 
 from oxmera import _device
 from oxmera._core import autograd as _core
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state"]
+           "get_rng_state", "set_rng_state", "fork_rng"]
 
 _DEFAULT_SEED = 67280421310721
 _UINT64 = 1 << 64
@@ -53,7 +55,16 @@ class Generator:
 
     def _seed_with(self, value):
         self._initial_seed = value
-        self._numpy = np.random.Generator(np.random.PCG64(value))
+        self._restart(np.random.PCG64(value))
+
+    def _restart(self, bit_generator):
+        # The NumPy generator object stays the same (only its state changes), so a
+        # reference to it taken before a reseed or set_state (a sampler's, a worker's)
+        # follows the new state.
+        if hasattr(self, "_numpy"):
+            self._numpy.bit_generator.state = bit_generator.state
+        else:
+            self._numpy = np.random.Generator(bit_generator)
 
     @property
     def device(self):
@@ -113,7 +124,7 @@ class Generator:
             "has_uint32": has_uint32,
             "uinteger": int.from_bytes(raw[33:37], "little"),
         }
-        self._numpy = np.random.Generator(bit_generator)
+        self._restart(bit_generator)
         self._initial_seed = int.from_bytes(raw[37:45], "little")
         return self
 
@@ -212,3 +223,37 @@ def set_rng_state(new_state):
     >>> oxmera.set_rng_state(state)
     """
     default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    """Restore the default generator's state on leaving the block (or decorated function).
+
+    What is drawn inside does not change what is drawn after, whatever
+    happens inside (an exception too). ``devices`` names accelerator devices
+    whose generators PyTorch would fork as well: there are none here, so it
+    may only be None or empty. ``enabled=False`` makes it do nothing.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> _ = oxmera.manual_seed(0)
+    >>> with oxmera.random.fork_rng():
+    ...     inside = oxmera.rand(2)
+    >>> after = oxmera.rand(2)
+    >>> inside.tolist() == after.tolist()
+    True
+    """
+    if devices is not None and len(list(devices)) > 0:
+        raise RuntimeError(f"{_caller}(): {_devices_kw}={list(devices)!r} names "
+                           f"{device_type} devices, but oxmera computes on the CPU with NumPy "
+                           f"(no {device_type} device exists); leave {_devices_kw} out")
+    if not enabled:
+        yield
+        return
+    state = default_generator.get_state()
+    try:
+        yield
+    finally:
+        default_generator.set_state(state)

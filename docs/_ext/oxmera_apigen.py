@@ -43,6 +43,7 @@ NOT_PUBLIC = {
 SECTIONS = {
     "oxmera._core.autograd": "Tensors and the autograd core",
     "oxmera.ops.creation": "Creating tensors",
+    "oxmera.ops.sampling": "Random sampling",
     "oxmera.ops.conversion": "Copies and dtype conversion",
     "oxmera.ops.elementwise": "Elementwise math, comparison and logic",
     "oxmera.ops.reduce": "Reductions and scans",

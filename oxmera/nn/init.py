@@ -4,12 +4,13 @@ Names, arguments, defaults and formulas follow ``torch.nn.init``. Every
 function writes into the tensor it is given under ``no_grad`` (so a leaf
 Parameter can be initialized), bumps its version (``copy_``) and returns it.
 Samples come from oxmera's global generator, the one ``oxmera.manual_seed``
-reseeds, or from a ``numpy.random.Generator`` passed as ``generator=``;
+reseeds, or from the ``oxmera.Generator`` (or ``numpy.random.Generator``)
+passed as ``generator=``;
 they are drawn in float64 and rounded to the tensor's dtype. The streams
 differ from PyTorch's, so the values do too: the distributions are the
 same.
 
-What it leaves to others: the generator lives in ``oxmera.ops.creation``;
+What it leaves to others: the generators live in ``oxmera.random``;
 the layers (``oxmera.nn.modules``) call these functions in their
 ``reset_parameters``.
 """

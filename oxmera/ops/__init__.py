@@ -21,6 +21,7 @@ from oxmera.ops import linalg
 from oxmera.ops import loss
 from oxmera.ops import normalization
 from oxmera.ops import reduce
+from oxmera.ops import sampling
 from oxmera.ops import scatter
 from oxmera.ops import shape
 
@@ -42,6 +43,7 @@ __all__ = [
     "loss",
     "normalization",
     "reduce",
+    "sampling",
     "scatter",
     "shape",
 ]

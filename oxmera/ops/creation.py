@@ -1,20 +1,18 @@
-"""Creating tensors: from data, filled, ranges, random.
+"""Creating tensors: from data, filled, ranges (random ones: ``oxmera.ops.sampling``).
 
 Python floats become the default float dtype (float32 unless changed by
 ``set_default_dtype``), Python ints int64, bools bool; NumPy arrays keep
-their dtype. Random tensors come from the ``generator=`` given, or from
-``oxmera.random.default_generator`` (which ``manual_seed`` seeds).
+their dtype.
 """
 import operator
 
 import numpy as np
 
-from oxmera import random as _rng_state
 from oxmera._core import autograd as _core
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
-           "eye", "rand", "randn", "randint", "normal"]
+           "eye"]
 
 Tensor = _core.Tensor
 _as_array = _core.as_array
@@ -253,83 +251,3 @@ def eye(n, m=None, dtype=None, requires_grad=False):
             [0., 1.]], dtype=float32)
     """
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
-
-
-def _random(method, size, dtype, requires_grad, generator, opname):
-    dtype = _float_dtype(dtype)
-    if dtype.kind != "f":
-        raise TypeError(f"{opname}(): expected a floating dtype, got {dtype}")
-    sample = getattr(_rng_state.numpy_generator(generator, f"{opname}()"), method)
-    return _finish(sample(_size(size, opname)).astype(dtype, copy=False), requires_grad)
-
-
-def rand(*size, generator=None, dtype=None, requires_grad=False):
-    """Uniform samples from [0, 1).
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> oxmera.rand(2, 3).shape
-    (2, 3)
-    """
-    return _random("random", size, dtype, requires_grad, generator, "rand")
-
-
-def randn(*size, generator=None, dtype=None, requires_grad=False):
-    """Standard normal samples.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> oxmera.randn(4).dtype
-    dtype('float32')
-    """
-    return _random("standard_normal", size, dtype, requires_grad, generator, "randn")
-
-
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False):
-    """Normal samples with the given ``mean`` and ``std`` (numbers or tensors).
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> oxmera.normal(0.0, 2.0, size=(3,)).shape
-    (3,)
-    """
-    mean_a = np.asarray(mean._data if isinstance(mean, Tensor) else mean)
-    std_a = np.asarray(std._data if isinstance(std, Tensor) else std)
-    if np.any(std_a < 0):
-        raise ValueError("normal(): std must be non-negative")
-    if size is None:
-        shape = np.broadcast_shapes(mean_a.shape, std_a.shape)
-    else:
-        shape = _size((size,) if isinstance(size, int) else tuple(size), "normal")
-    sample = _rng_state.numpy_generator(generator, "normal()").standard_normal(shape)
-    values = mean_a + std_a * sample
-    return _finish(values.astype(_float_dtype(dtype), copy=False), requires_grad)
-
-
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, requires_grad=False):
-    """Random integers from ``low`` up to (not including) ``high`` (int64).
-
-    ``randint(high, size)`` and ``randint(low, high, size)`` both work.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> oxmera.randint(0, 10, (5,)).dtype
-    dtype('int64')
-    """
-    if size is None and isinstance(high, (tuple, list)):
-        low, high, size = 0, low, high
-    if high is None:
-        raise TypeError("randint(): missing high")
-    if size is None:
-        raise TypeError("randint(): missing size")
-    size = _size((size,) if isinstance(size, int) else tuple(size), "randint")
-    dtype = np.int64 if dtype is None else np.dtype(dtype)
-    if requires_grad:
-        raise RuntimeError(f"randint(): only Tensors of floating point dtype can require "
-                           f"gradients, got dtype {np.dtype(dtype)}")
-    rng = _rng_state.numpy_generator(generator, "randint()")
-    return _wrap(rng.integers(low, high, size).astype(dtype))

@@ -27,7 +27,8 @@ from itertools import accumulate
 import numpy as np
 
 from oxmera._core.autograd import Tensor
-from oxmera.ops.creation import as_tensor, from_numpy, randint, tensor
+from oxmera.ops.creation import as_tensor, from_numpy, tensor
+from oxmera.ops.sampling import randint
 from oxmera.ops.shape import stack
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "random_split",
