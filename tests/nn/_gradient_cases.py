@@ -225,3 +225,37 @@ for _name, _fn in (("relu_", F.relu_), ("elu_", F.elu_),
     add(_name,
         ("3x4", lambda x, fn=_fn: fn(x.clone()), (Leaf((3, 4)),)),
         ("transposed", lambda x, fn=_fn: fn(x.clone()), (T((3, 4)),)))
+# Normalizations, distances and (in eval, or with p=0 where random) the dropout variants.
+add("normalize",
+    ("dim1", lambda x: F.normalize(x, dim=1), (Leaf((3, 4)),)),
+    ("p1-last", lambda x: F.normalize(x, p=1.0, dim=-1), (T((3, 4)),)),
+    ("size-0", F.normalize, (Leaf((0, 3)),)))
+add("group_norm",
+    ("affine", lambda x, w, b: F.group_norm(x, 2, w, b), (Leaf((2, 4, 3)), Leaf((4,)),
+                                                         Leaf((4,)))),
+    ("plain", lambda x: F.group_norm(x, 1), (T((3, 2)),)))
+add("instance_norm",
+    ("affine", lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+     (Leaf((2, 3, 4)), Leaf((3,)), Leaf((3,)))),
+    ("strided", F.instance_norm, (S((2, 2, 3)),)))
+add("rms_norm",
+    ("weight", lambda x, w: F.rms_norm(x, (4,), w), (Leaf((3, 4)), Leaf((4,)))),
+    ("two-dims", lambda x: F.rms_norm(x, (3, 4), eps=1e-6), (T((3, 4)),)),
+    ("size-0", lambda x: F.rms_norm(x, (3,)), (Leaf((0, 3)),)))
+add("local_response_norm",
+    ("size3", lambda x: F.local_response_norm(x, 3, alpha=0.5), (Leaf((2, 4, 3)),)),
+    ("4d", lambda x: F.local_response_norm(x, 2, alpha=0.5, k=2.0), (Leaf((1, 3, 2, 2)),)))
+add("cosine_similarity",
+    ("dim1", F.cosine_similarity, (Leaf((3, 4)), Leaf((3, 4)))),
+    ("broadcast", lambda a, b: F.cosine_similarity(a, b, dim=-1), (T((3, 4)), Leaf((4,)))))
+add("pairwise_distance",
+    ("p2", F.pairwise_distance, (Leaf((3, 4)), Leaf((3, 4)))),
+    ("p1-keepdim", lambda a, b: F.pairwise_distance(a, b, p=1.5, keepdim=True),
+     (T((3, 4)), Leaf((4,)))))
+for _name in ("dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
+    _fn = getattr(F, _name)
+    _shape = {"dropout1d": (2, 3, 4), "dropout2d": (2, 3, 2, 2),
+              "dropout3d": (1, 2, 2, 2, 2)}.get(_name, (2, 3, 4))
+    add(_name,
+        ("eval", lambda x, fn=_fn: fn(x, 0.5, training=False), (Leaf(_shape),)),
+        ("p0", lambda x, fn=_fn: fn(x, 0.0, training=True), (Leaf(_shape),)))

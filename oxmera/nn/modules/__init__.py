@@ -8,14 +8,21 @@ from oxmera.nn.modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink
                                           Mish, MultiheadAttention, PReLU, ReLU, ReLU6, RReLU,
                                           Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus,
                                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
-from oxmera.nn.modules.container import ModuleDict, ModuleList, Sequential
+from oxmera.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,
+                                         Sequential)
 from oxmera.nn.modules.conv import Conv1d, Conv2d
-from oxmera.nn.modules.dropout import Dropout
+from oxmera.nn.modules.distance import CosineSimilarity, PairwiseDistance
+from oxmera.nn.modules.dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
+                                       FeatureAlphaDropout)
+from oxmera.nn.modules import padding as _padding
+from oxmera.nn.modules.padding import *  # noqa: F403
 from oxmera.nn.modules.flatten import Flatten, Unflatten
 from oxmera.nn.modules.linear import Bilinear, Identity, Linear
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
                                     L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
-from oxmera.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
+                                             InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
+                                             LayerNorm, LocalResponseNorm, RMSNorm)
 from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from oxmera.nn.modules.sparse import Embedding
 from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
@@ -28,12 +35,15 @@ __all__ = [
     "Conv1d", "Conv2d",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "Flatten", "Unflatten",
-    "Dropout",
-    "LayerNorm", "BatchNorm1d", "BatchNorm2d",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    *_padding.__all__,
+    "CosineSimilarity", "PairwiseDistance",
+    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "GroupNorm", "RMSNorm", "LocalResponseNorm",
     "Embedding",
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
-    "Sequential", "ModuleList", "ModuleDict",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax", "MultiheadAttention", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Mish",
     "SELU", "CELU", "Softsign", "LogSigmoid", "GLU", "PReLU", "RReLU", "Threshold", "Softmin",

@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` (PyTorch's semantics).
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``,
+``ParameterDict`` (PyTorch's semantics).
 
 Their members are registered submodules under the keys ``"0"``, ``"1"``, ...
 (``ModuleDict``: the given keys), so parameters, ``state_dict`` names and
@@ -10,9 +11,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
+from oxmera._core.autograd import Tensor
 from oxmera.nn.modules.module import Module, _addindent
+from oxmera.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _renumbered(modules):
@@ -460,3 +463,199 @@ class ModuleDict(Module):
                 raise ValueError(f"ModuleDict update sequence element #{j} has length "
                                  f"{len(item)}; 2 is required")
             self[item[0]] = item[1]
+
+
+def _as_parameter(value):
+    """A tensor given to a ParameterList/Dict becomes a Parameter (as in PyTorch)."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _parameter_line(key, value):
+    if isinstance(value, Tensor):
+        dtype = {"float16": "HalfTensor", "float32": "FloatTensor",
+                 "float64": "DoubleTensor"}.get(str(value.dtype), f"{value.dtype} tensor")
+        kind = "Parameter containing" if isinstance(value, Parameter) else "Tensor"
+        size = " x ".join(str(n) for n in value.shape) or "()"
+        return f"({key}): {kind}: [oxmera.{dtype} of size {size}]"
+    return f"({key}): Object of type: {type(value).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under ``"0"``, ``"1"``, ... (tensors given to it
+    become Parameters; other objects are kept as they are, as in PyTorch).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> params = nn.ParameterList([nn.Parameter(oxmera.zeros(2)), oxmera.ones(3)])
+    >>> [name for name, _ in params.named_parameters()]
+    ['0', '1']
+    >>> type(params[1]).__name__, len(params.append(oxmera.zeros(1)))
+    ('Parameter', 3)
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def _absolute(self, index):
+        index = operator.index(index)
+        if not -self._size <= index < self._size:
+            raise IndexError(f"index {index} is out of range for a ParameterList of length "
+                             f"{self._size}")
+        return index + self._size if index < 0 else index
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ParameterList([self[i] for i in range(self._size)[index]])
+        return getattr(self, str(self._absolute(index)))
+
+    def __setitem__(self, index, value):
+        setattr(self, str(self._absolute(index)), _as_parameter(value))
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value):
+        """Add ``value`` at the end; returns the list."""
+        setattr(self, str(self._size), _as_parameter(value))
+        self._size += 1
+        return self
+
+    def extend(self, values):
+        """Append every item of the iterable ``values``; returns the list."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got "
+                            f"{type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(_parameter_line(i, value) for i, value in enumerate(self))
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, registered under their keys (tensors given to it
+    become Parameters).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> params = nn.ParameterDict({"scale": oxmera.ones(2)})
+    >>> params["shift"] = nn.Parameter(oxmera.zeros(2))
+    >>> list(params.keys()), sorted(params.state_dict())
+    (['scale', 'shift'], ['scale', 'shift'])
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return getattr(self, key) if key in self._keys else self._missing(key)
+
+    def _missing(self, key):
+        raise KeyError(key)
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be strings, got {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def keys(self):
+        """The keys, in order."""
+        return self._keys.keys()
+
+    def values(self):
+        """The parameters, in key order."""
+        return [self[k] for k in self._keys]
+
+    def items(self):
+        """``(key, parameter)`` pairs, in order."""
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key, default=None):
+        """The parameter under ``key``, or ``default``."""
+        return self[key] if key in self._keys else default
+
+    def pop(self, key):
+        """Remove ``key`` and return its parameter."""
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        """Remove and return the last ``(key, parameter)`` pair."""
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def setdefault(self, key, default=None):
+        """The parameter under ``key``, set to ``default`` first if missing."""
+        if key not in self._keys:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        """Remove every parameter."""
+        for key in list(self._keys):
+            del self[key]
+
+    def update(self, parameters):
+        """Add the pairs of a mapping or of an iterable of ``(key, value)``."""
+        if isinstance(parameters, (Mapping, ParameterDict)):
+            pairs = parameters.items()
+        else:
+            if not isinstance(parameters, Iterable):
+                raise TypeError(f"ParametersDict.update should be called with an iterable of "
+                                f"key/value pairs, but got {type(parameters).__name__}")
+            pairs = parameters
+        for pair in pairs:
+            key, value = pair
+            self[key] = value
+
+    def copy(self):
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(self.items())
+
+    def __or__(self, other):
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def extra_repr(self):
+        return "\n".join(_parameter_line(k, v) for k, v in self.items())

@@ -1,4 +1,5 @@
-"""Normalization layers: ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``.
+"""Normalization layers: ``LayerNorm``, ``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d/3d``,
+``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm``.
 
 The arithmetic (and the in-place update of the running statistics) is
 ``oxmera.nn.functional.layer_norm``/``batch_norm``; these modules hold the
@@ -7,6 +8,7 @@ statistics buffers and the train/eval choice between batch and running
 statistics.
 """
 import numbers
+import warnings
 
 import numpy as np
 
@@ -18,7 +20,9 @@ from oxmera.nn.modules.module import Module
 from oxmera.nn.parameter import Parameter
 from oxmera.ops import creation as _creation
 
-__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d"]
+__all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
+           "InstanceNorm2d",
+           "InstanceNorm3d", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 class LayerNorm(Module):
@@ -202,3 +206,210 @@ class BatchNorm2d(_BatchNorm):
         if input.ndim != 4:
             raise ValueError(f"BatchNorm2d: expected 4D input (got {input.ndim}D input of shape "
                              f"{tuple(input.shape)})")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over ``(N, C, D, H, W)`` input, per channel ``C``.
+
+    As :class:`BatchNorm1d`, with the statistics over ``N``, ``D``, ``H`` and ``W``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.BatchNorm3d(2)(oxmera.randn(3, 2, 2, 2, 2)).shape
+    (3, 2, 2, 2, 2)
+    """
+
+    def _check_input_dim(self, input):
+        if input.ndim != 5:
+            raise ValueError(f"BatchNorm3d: expected 5D input (got {input.ndim}D input of shape "
+                             f"{tuple(input.shape)})")
+
+
+class _InstanceNorm(_BatchNorm):
+    """What ``InstanceNorm1d/2d/3d`` share (PyTorch's ``_InstanceNorm``): no affine
+    parameters and no running statistics unless asked; an unbatched input is accepted."""
+
+    _unbatched_ndim = None      # dims of an unbatched input: 2, 3 or 4
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input):
+        name, unbatched = type(self).__name__, self._unbatched_ndim
+        if input.ndim not in (unbatched, unbatched + 1):
+            raise ValueError(f"{name}: expected {unbatched}D or {unbatched + 1}D input (got "
+                             f"{input.ndim}D input of shape {tuple(input.shape)})")
+        feature_dim = input.ndim - unbatched
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"{name}: expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[feature_dim]}.")
+            warnings.warn(f"{name}: input's size at dim={feature_dim} does not match "
+                          f"num_features. You can silence this warning by not passing in "
+                          f"num_features, which is not used because affine=False",
+                          UserWarning, stacklevel=2)
+        batched = input if input.ndim == unbatched + 1 else input.unsqueeze(0)
+        out = F.instance_norm(batched, self.running_mean, self.running_var, self.weight,
+                              self.bias, self.training or not self.track_running_stats,
+                              0.0 if self.momentum is None else self.momentum, self.eps)
+        return out if input.ndim == unbatched + 1 else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of ``(N, C, L)`` or ``(C, L)`` input: each channel of each
+    sample over its positions.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.InstanceNorm1d(3)
+    InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+    """
+
+    _unbatched_ndim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.InstanceNorm2d(3, affine=True)(oxmera.randn(2, 3, 4, 4)).shape
+    (2, 3, 4, 4)
+    """
+
+    _unbatched_ndim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.InstanceNorm3d(2)(oxmera.randn(2, 2, 2, 2)).shape
+    (2, 2, 2, 2)
+    """
+
+    _unbatched_ndim = 4
+
+
+class GroupNorm(Module):
+    """Group normalization: ``num_channels`` split into ``num_groups`` groups, each
+    normalized over its channels and positions, then a per-channel affine map.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.GroupNorm(2, 4)
+    GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+    >>> nn.GroupNorm(2, 4)(oxmera.randn(3, 4, 5)).shape
+    (3, 4, 5)
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, bias=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        dtype = factory_dtype(device, dtype, "GroupNorm")
+        self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
+                                                                      eps, affine)
+        if affine:
+            self.weight = Parameter(empty((num_channels,), dtype))
+            if bias:
+                self.bias = Parameter(empty((num_channels,), dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """``weight`` to ones, ``bias`` to zeros."""
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the last dims (``normalized_shape``), times a
+    learned ``weight`` (ones) when ``elementwise_affine``; ``eps=None`` is the dtype's
+    machine epsilon.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.RMSNorm(4)
+    RMSNorm((4,), eps=None, elementwise_affine=True)
+    >>> nn.RMSNorm(4)(oxmera.randn(2, 4)).shape
+    (2, 4)
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        dtype = factory_dtype(device, dtype, "RMSNorm")
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(empty(self.normalized_shape, dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """``weight`` to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Local response normalization across channels (see ``F.local_response_norm``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
