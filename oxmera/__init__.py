@@ -21,6 +21,8 @@ from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
+from oxmera.ops.sorting import *  # noqa: F403
+from oxmera.ops.statistics import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
 from oxmera.serialization import load, save
@@ -47,7 +49,7 @@ __all__ = [
     *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,
     *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
     *_ops.interop.__all__, *_ops.linalg.__all__,
-    *_ops.reduce.__all__, *_ops.shape.__all__,
+    *_ops.reduce.__all__, *_ops.shape.__all__, *_ops.sorting.__all__, *_ops.statistics.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]
