@@ -7,7 +7,7 @@ anyway) and NaN sorts as the largest value, as in PyTorch. Ops that pick
 elements (``sort``, ``topk``, and the selecting reductions of
 ``oxmera.ops.statistics``: ``kthvalue``, ``median``, ``mode``, ``cummax``)
 return ``(values, indices)`` and send the gradient of the values back to the
-picked elements (:func:`select_backward`, a ``scatter_add`` so it is itself
+picked elements (``select_backward``, a ``scatter_add`` so it is itself
 differentiable). Everything else here returns indices or counts and is not
 differentiable.
 """
@@ -45,7 +45,7 @@ def last_axis(array, d):
 
 
 def back_from_last_axis(array, d, ndim):
-    """Undo :func:`last_axis` for a result of ``ndim`` dims."""
+    """Undo ``last_axis`` for a result of ``ndim`` dims."""
     return array.reshape(array.shape[:-1]) if ndim == 0 else np.moveaxis(array, -1, d)
 
 

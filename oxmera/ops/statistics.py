@@ -514,7 +514,9 @@ def _(ctx, grad, input, dim):
         return grad
     d = normalize_dim(dim, grad.ndim, "logcumsumexp")
     output = ctx.output
-    lowest = float(np.finfo(np.dtype(grad.dtype)).min)
+    # PyTorch's log(0) stand-in is the lowest float; a quarter of it is as
+    # good (exp gives 0) and adding the input to it cannot overflow.
+    lowest = float(np.finfo(np.dtype(grad.dtype)).min) / 4
 
     def from_the_end(x):
         return flip(logcumsumexp(flip(x, (d,)), d), (d,))
