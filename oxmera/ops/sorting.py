@@ -37,7 +37,7 @@ def return_type(name, fields):
     return result
 
 
-# -- shared by the selecting ops --------------------------------------------------------------
+# -- shared by the selecting ops ---------------------------------------------------------------
 
 def last_axis(array, d):
     """``array`` with dim ``d`` moved last (a 0-d array becomes one element along it)."""
@@ -78,7 +78,7 @@ def _dim_of(input, dim, opname):
     return normalize_dim(dim, input.ndim, opname) if input.ndim else 0
 
 
-# -- sort, argsort, msort ---------------------------------------------------------------------
+# -- sort, argsort, msort ----------------------------------------------------------------------
 
 @op(save=(), save_output=True, outputs=("values", "indices"), method=True)
 def sort(input, dim=-1, descending=False, stable=False):
@@ -147,7 +147,7 @@ def msort(input):
     return sort(input, 0).values
 
 
-# -- topk -------------------------------------------------------------------------------------
+# -- topk --------------------------------------------------------------------------------------
 
 @op(save=(), save_output=True, outputs=("values", "indices"), method=True)
 def topk(input, k, dim=-1, largest=True, sorted=True):
@@ -186,7 +186,7 @@ def _(ctx, grads, input, k, dim=-1, largest=True, sorted=True):
     return select_backward(ctx, grads, dim, True)
 
 
-# -- unique, unique_consecutive -------------------------------------------------------------------
+# -- unique, unique_consecutive ----------------------------------------------------------------
 
 def _unique_results(values, inverse, counts, return_inverse, return_counts):
     results = [values]
@@ -276,7 +276,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _unique_results(values, inverse, counts, return_inverse, return_counts)
 
 
-# -- searchsorted, bucketize ----------------------------------------------------------------------
+# -- searchsorted, bucketize -------------------------------------------------------------------
 
 def _side(right, side, opname):
     if side is None:

@@ -24,7 +24,7 @@ from oxmera.ops.elementwise import (exp, isnan, lerp, log, logical_and, logical_
 from oxmera.ops.index import gather
 from oxmera.ops.reduce import amax, amin, mean, std, sum, var
 from oxmera.ops.shape import cat, flip
-from oxmera.ops.sorting import (back_from_last_axis, last_axis, return_type, select_backward,
+from oxmera.ops.sorting import (last_axis, return_type, select_backward,
                                 sort, sort_order)
 
 __all__ = ["nansum", "nanmean", "var_mean", "std_mean", "aminmax", "count_nonzero", "median",
@@ -38,7 +38,7 @@ def _nan_mask(array):
     return np.isnan(array) if array.dtype.kind == "f" else np.zeros(array.shape, bool)
 
 
-# -- nansum, nanmean --------------------------------------------------------------------------
+# -- nansum, nanmean ---------------------------------------------------------------------------
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over ``dim`` (all dims by default) treating NaN as zero; NaN
@@ -76,7 +76,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
-# -- var_mean, std_mean, aminmax, count_nonzero ----------------------------------------------------
+# -- var_mean, std_mean, aminmax, count_nonzero ------------------------------------------------
 
 def _spread_and_mean(spread, input, dim, unbiased, keepdim, correction, axis):
     if isinstance(dim, bool) and unbiased is None and axis is None:
@@ -154,7 +154,7 @@ def count_nonzero(input, dim=None):
     return np.asarray(np.add.reduce(input != 0, axis=dims, dtype=np.int64))
 
 
-# -- order statistics: median, nanmedian, mode, kthvalue -----------------------------------------
+# -- order statistics: median, nanmedian, mode, kthvalue ---------------------------------------
 
 def _select(input, dim, keepdim, opname, choose):
     """``(values, indices)`` of the element ``choose(sorted, order)`` picks in
@@ -274,6 +274,8 @@ def _mode_position(ordered, order):
     n = ordered.shape[-1]
     j = np.arange(n)
     change = ordered[..., 1:] != ordered[..., :-1]
+    nan = _nan_mask(ordered)
+    change &= ~(nan[..., 1:] & nan[..., :-1])       # NaNs are one value here, as in PyTorch
     edge = np.ones(ordered.shape[:-1] + (1,), bool)
     start = np.maximum.accumulate(np.where(np.concatenate([edge, change], -1), j, 0), axis=-1)
     run_end = np.concatenate([change, edge], -1)
@@ -284,8 +286,9 @@ def _mode_position(ordered, order):
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` and the index of its last
     occurrence: a named tuple ``(values, indices)``. Among equally frequent
-    values the smallest wins, as in PyTorch. The gradient goes to the element
-    at ``indices``.
+    values the smallest wins, as in PyTorch; NaNs count as one value (the
+    index named for a NaN mode may differ from PyTorch's). The gradient goes
+    to the element at ``indices``.
 
     Examples
     --------
@@ -331,7 +334,7 @@ def _(ctx, grads, input, k, dim=-1, keepdim=False):
     return select_backward(ctx, grads, dim, keepdim)
 
 
-# -- quantile, nanquantile -------------------------------------------------------------------
+# -- quantile, nanquantile ---------------------------------------------------------------------
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -434,7 +437,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
-# -- cummax, cummin -----------------------------------------------------------------------------
+# -- cummax, cummin ----------------------------------------------------------------------------
 
 def _cumulative_extreme(name, accumulate):
     def forward(input, dim):
@@ -481,7 +484,7 @@ cummax = _cumulative_extreme("cummax", np.maximum.accumulate)
 cummin = _cumulative_extreme("cummin", np.minimum.accumulate)
 
 
-# -- logcumsumexp ---------------------------------------------------------------------------------
+# -- logcumsumexp ------------------------------------------------------------------------------
 
 @op(method=True, save_output=True)
 def logcumsumexp(input, dim):
@@ -528,7 +531,7 @@ def _(ctx, grad, input, dim):
                                                               + input)
 
 
-# -- diff --------------------------------------------------------------------------------------------
+# -- diff --------------------------------------------------------------------------------------
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim``: ``out[i] = x[i + 1] - x[i]``,

@@ -24,7 +24,7 @@ def recorded_nothing(*outputs):
     return outputs[0] == outputs[0]
 
 
-# -- gradient cases -------------------------------------------------------------------------------
+# -- gradient cases ----------------------------------------------------------------------------
 
 def picking_cases(name, fn):
     """Cases of an op picking elements along a dim: ``fn(x, dim)`` -> (values, indices)."""
@@ -64,7 +64,7 @@ COMPOSITE_CASES.extend([
     Case("msort:method-transposed", lambda x: x.msort(), (T((3, 2), "distinct"),)),
 ])
 
-# -- non-differentiable ops: never recorded --------------------------------------------------------
+# -- non-differentiable ops: never recorded ----------------------------------------------------
 
 NO_GRADIENT_CALLS.update({
     "argsort": lambda x, y: oxmera.argsort(x - y, descending=True),
@@ -78,7 +78,7 @@ NO_GRADIENT_CALLS.update({
                                                               weights=x)),
 })
 
-# -- PyTorch comparisons ----------------------------------------------------------------------------
+# -- PyTorch comparisons -----------------------------------------------------------------------
 
 _WITH_NAN = (2.0, NAN, 1.0, NAN, 2.0, -1.0)
 _TIES = (3.0, 1.0, 3.0, 2.0, 1.0, 3.0)

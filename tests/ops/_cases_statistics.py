@@ -15,7 +15,7 @@ from ._cases_sorting import picking_cases
 
 NAN, INF = math.nan, math.inf
 
-# -- gradient cases of the registered ops -----------------------------------------------------
+# -- gradient cases of the registered ops ------------------------------------------------------
 
 for _name in ("median", "nanmedian"):
     _fn = getattr(oxmera, _name)
@@ -62,7 +62,7 @@ add_cases(
      (Leaf((2, 3), values=(1e3, 1e3 + 1.0, -1e3, -1e3, -1e3 + 0.5, 1e3)),)),
 )
 
-# -- composites ---------------------------------------------------------------------------------
+# -- composites --------------------------------------------------------------------------------
 
 COMPOSITE_CASES.extend([
     Case("nansum:dim", lambda x: oxmera.nansum(x, 1), (Leaf((3, 4)),)),
@@ -99,7 +99,7 @@ NO_GRADIENT_CALLS.update({
     "count_nonzero": lambda x, y: oxmera.count_nonzero(x - y, dim=0),
 })
 
-# -- PyTorch comparisons ------------------------------------------------------------------------
+# -- PyTorch comparisons -----------------------------------------------------------------------
 
 _WITH_NAN = (2.0, NAN, 1.0, 4.0, NAN, -1.0)
 _TIES = (3.0, 1.0, 3.0, 2.0, 1.0, 3.0)
