@@ -2,8 +2,8 @@
 searchsorted, bucketize, histc, histogram, bincount.
 
 Orders are computed with NumPy's stable sort, so equal elements keep their
-order (what ``stable=True`` asks of PyTorch, and what its CPU sort does
-anyway) and NaN sorts as the largest value, as in PyTorch. Ops that pick
+order (what ``stable=True`` asks of PyTorch; without it PyTorch leaves the
+order of ties unspecified) and NaN sorts as the largest value, as in PyTorch. Ops that pick
 elements (``sort``, ``topk``, and the selecting reductions of
 ``oxmera.ops.statistics``: ``kthvalue``, ``median``, ``mode``, ``cummax``)
 return ``(values, indices)`` and send the gradient of the values back to the
@@ -85,8 +85,10 @@ def sort(input, dim=-1, descending=False, stable=False):
     """Sort along ``dim``: a named tuple ``(values, indices)`` with
     ``values == input.gather(dim, indices)``.
 
-    The sort is always stable (equal elements keep their order), whatever
-    ``stable`` says, as PyTorch's CPU sort is; NaN is the largest value
+    The sort is always stable (equal elements keep their order), as
+    ``stable=True`` asks; with the default ``stable=False`` PyTorch's CPU
+    sort may order equal elements of slices longer than 16 differently (its
+    order of ties is unspecified then). NaN is the largest value
     (last ascending, first descending). The gradient of ``values`` goes back
     to the elements they came from.
 
@@ -375,15 +377,17 @@ def _check_floating(input, opname):
 
 def _linspace(start, end, steps, dtype):
     """``steps`` points from ``start`` to ``end`` in ``dtype``, computed as
-    PyTorch's CPU linspace does (from both ends towards the middle), so bin
-    edges match its to the last bit."""
+    PyTorch's CPU linspace does, so bin edges match its to the last bit: from
+    both ends towards the middle, each point one fused multiply-add (emulated
+    in a wider float: the product of the step and a small count is exact there)."""
     start, end = np.asarray(start, dtype), np.asarray(end, dtype)
     if steps == 1:
         return start.reshape(1)
     step = (end - start) / np.asarray(steps - 1, dtype)
+    wide = np.float64 if np.dtype(dtype).itemsize < 8 else np.longdouble
     i = np.arange(steps)
-    from_start = start + step * i.astype(dtype)
-    from_end = end - step * (steps - 1 - i).astype(dtype)
+    from_start = start.astype(wide) + step.astype(wide) * i
+    from_end = end.astype(wide) - step.astype(wide) * (steps - 1 - i)
     return np.where(i < steps // 2, from_start, from_end).astype(dtype)
 
 

@@ -285,7 +285,9 @@ def _mode_position(ordered, order):
 @op(save=(), save_output=True, outputs=("values", "indices"), method=True)
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` and the index of its last
-    occurrence: a named tuple ``(values, indices)``. Among equally frequent
+    occurrence: a named tuple ``(values, indices)`` (PyTorch takes the index
+    from an unstable sort, so for slices longer than 16 it may name another
+    occurrence). Among equally frequent
     values the smallest wins, as in PyTorch; NaNs count as one value (the
     index named for a NaN mode may differ from PyTorch's). The gradient goes
     to the element at ``indices``.
