@@ -227,12 +227,25 @@ def test_histc_counts_on_a_grid():
        st.integers(1, 8))
 def test_histogram_matches_numpy(values, bins):
     hist, edges = oxmera.histogram(oxmera.tensor(values), bins, range=(-4.0, 4.0))
-    expected, expected_edges = np.histogram(values, bins, range=(-4.0, 4.0))
+    expected_edges = np.histogram_bin_edges(values, bins, range=(-4.0, 4.0))
     np.testing.assert_allclose(edges.numpy(), expected_edges, rtol=0, atol=1e-12)
-    # A value exactly on an inner edge can land on either side of NumPy's
-    # float64 edge arithmetic; the total is exact.
-    assert hist.sum().item() == expected.sum()
-    assert np.abs(hist.numpy() - expected).sum() <= 2 * np.isin(values, expected_edges).sum()
+    # Counted against our edges (PyTorch's linspace, which can differ from
+    # NumPy's in the last bit), NumPy's rule: [left, right), the last closed.
+    expected, _ = np.histogram(values, edges.numpy())
+    np.testing.assert_array_equal(hist.numpy(), expected)
+
+
+def test_bin_edges_are_pytorchs_linspace_to_the_last_bit():
+    # Each edge is one fused multiply-add from the nearer end: the middle
+    # float32 edge of [-2.5, 2.5] in 6 bins is 2.5 - 3 * float32(5/6), not 0.
+    hist, edges = oxmera.histogram(oxmera.tensor([0.0, -0.5, -2.5, 2.5]), 6)
+    middle = np.float32(2.5) - np.float64(np.float32(5.0) / np.float32(6.0)) * 3
+    assert edges[3].item() == np.float32(middle) == np.float32(5.960464477539063e-08)
+    assert hist.tolist() == [1.0, 0.0, 2.0, 0.0, 0.0, 1.0]
+    # histc places by interpolation alone, without looking at the edges, as
+    # PyTorch's does: (0 - -2.5) * 6 / 5 is exactly 3.
+    assert oxmera.histc(oxmera.tensor([0.0, -0.5, -2.5, 2.5]), 6).tolist() == [1.0, 0.0, 1.0,
+                                                                                1.0, 0.0, 1.0]
 
 
 def test_histogram_with_edges_weights_and_density():
