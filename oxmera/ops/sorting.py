@@ -3,13 +3,13 @@ searchsorted, bucketize, histc, histogram, bincount.
 
 Orders are computed with NumPy's stable sort, so equal elements keep their
 order (what ``stable=True`` asks of PyTorch; without it PyTorch leaves the
-order of ties unspecified) and NaN sorts as the largest value, as in PyTorch. Ops that pick
-elements (``sort``, ``topk``, and the selecting reductions of
-``oxmera.ops.statistics``: ``kthvalue``, ``median``, ``mode``, ``cummax``)
-return ``(values, indices)`` and send the gradient of the values back to the
-picked elements (``select_backward``, a ``scatter_add`` so it is itself
-differentiable). Everything else here returns indices or counts and is not
-differentiable.
+order of ties unspecified), and NaN sorts as the largest value, as in
+PyTorch. Ops that pick elements (``sort``, ``topk``, and the selecting
+reductions of ``oxmera.ops.statistics``: ``kthvalue``, ``median``, ``mode``,
+``cummax``) return ``(values, indices)`` and send the gradient of the values
+back to the picked elements (``select_backward``, a ``scatter_add``, so it
+is itself differentiable). Everything else here returns indices or counts
+and is not differentiable.
 """
 import builtins
 import collections
@@ -75,7 +75,7 @@ def select_backward(ctx, grads, dim, keepdim):
 
 
 def _dim_of(input, dim, opname):
-    return normalize_dim(dim, input.ndim, opname) if input.ndim else 0
+    return normalize_dim(dim, input.ndim, opname)
 
 
 # -- sort, argsort, msort ----------------------------------------------------------------------

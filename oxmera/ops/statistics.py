@@ -160,7 +160,7 @@ def _select(input, dim, keepdim, opname, choose):
     """``(values, indices)`` of the element ``choose(sorted, order)`` picks in
     each slice along ``dim`` (its position in the slice's stable ascending
     order); the reduced dim kept as size 1 with ``keepdim``."""
-    d = normalize_dim(dim, input.ndim, opname) if input.ndim else 0
+    d = normalize_dim(dim, input.ndim, opname)
     moved = last_axis(input, d)
     if moved.shape[-1] == 0:
         raise IndexError(f"{opname}(): Expected reduction dim {d} to have non-zero size "
@@ -321,7 +321,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     >>> oxmera.kthvalue(x, 2)
     kthvalue(values=tensor([3. , 0.5], dtype=float32), indices=tensor([2, 0], dtype=int64))
     """
-    d = normalize_dim(dim, input.ndim, "kthvalue") if input.ndim else 0
+    d = normalize_dim(dim, input.ndim, "kthvalue")
     size = input.shape[d] if input.ndim else 1
     k = int(k)
     if not 1 <= k <= size:
@@ -374,7 +374,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
         rows = input.reshape(-1)
         out_shape = (1,) * len(shape) if keepdim else ()
     else:
-        d = normalize_dim(dim, len(shape), name) if shape else 0
+        d = normalize_dim(dim, len(shape), name)
         rows = input.unsqueeze(0) if not shape else input.movedim(d, -1)
         out_shape = tuple(1 if k == d else n for k, n in enumerate(shape) if keepdim or k != d)
     ordered = sort(rows, -1).values                                   # (..., n)
@@ -443,7 +443,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 def _cumulative_extreme(name, accumulate):
     def forward(input, dim):
-        d = normalize_dim(dim, input.ndim, name) if input.ndim else 0
+        d = normalize_dim(dim, input.ndim, name)
         if input.ndim == 0:
             return input.copy(), np.zeros((), np.int64)
         running = accumulate(input, axis=d)
@@ -502,7 +502,7 @@ def logcumsumexp(input, dim):
     """
     if input.dtype.kind != "f":
         raise OpError(f"logcumsumexp(): expected a floating point input, got {input.dtype}")
-    d = normalize_dim(dim, input.ndim, "logcumsumexp") if input.ndim else 0
+    d = normalize_dim(dim, input.ndim, "logcumsumexp")
     if input.ndim == 0:
         return input.copy()
     wide = input.astype(accumulation_dtype(input.dtype), copy=False)
