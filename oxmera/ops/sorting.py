@@ -520,7 +520,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
 
 @op(inputs=2, differentiable=False, method=True)
 def bincount(input, weights=None, minlength=0):
-    """How often each value ``0 ... input.max()`` occurs in the 1-D non-negative
+    """How often each value from 0 to ``input.max()`` occurs in the 1-D non-negative
     integer ``input`` (at least ``minlength`` bins): int64 counts, or with
     ``weights`` the sums of the weights (float32 weights give float32, any
     other dtype float64, as in PyTorch). Not differentiable (PyTorch records
