@@ -275,7 +275,7 @@ def _mode_position(ordered, order):
     j = np.arange(n)
     change = ordered[..., 1:] != ordered[..., :-1]
     nan = _nan_mask(ordered)
-    change &= ~(nan[..., 1:] & nan[..., :-1])       # NaNs are one value here, as in PyTorch
+    change &= ~(nan[..., 1:] & nan[..., :-1])       # NaNs are one value (see mode)
     edge = np.ones(ordered.shape[:-1] + (1,), bool)
     start = np.maximum.accumulate(np.where(np.concatenate([edge, change], -1), j, 0), axis=-1)
     run_end = np.concatenate([change, edge], -1)
@@ -288,9 +288,10 @@ def mode(input, dim=-1, keepdim=False):
     occurrence: a named tuple ``(values, indices)`` (PyTorch takes the index
     from an unstable sort, so for slices longer than 16 it may name another
     occurrence). Among equally frequent
-    values the smallest wins, as in PyTorch; NaNs count as one value (the
-    index named for a NaN mode may differ from PyTorch's). The gradient goes
-    to the element at ``indices``.
+    values the smallest wins, as in PyTorch. NaNs count as one value, the
+    largest; PyTorch's mode of slices holding NaN follows no consistent rule
+    (``[nan, 1, 2]`` gives NaN, ``[2, nan, 1]`` gives 1), so it may differ
+    there. The gradient goes to the element at ``indices``.
 
     Examples
     --------
