@@ -28,6 +28,8 @@ from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.sampling import *  # noqa: F403
 from oxmera.ops.scatter import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
+from oxmera.ops.sorting import *  # noqa: F403
+from oxmera.ops.statistics import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
 from oxmera.serialization import load, save
@@ -68,6 +70,8 @@ __all__ = [
     *_ops.sampling.__all__,
     *_ops.scatter.__all__,
     *_ops.shape.__all__,
+    *_ops.sorting.__all__,
+    *_ops.statistics.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]

@@ -47,6 +47,8 @@ SECTIONS = {
     "oxmera.ops.conversion": "Copies and dtype conversion",
     "oxmera.ops.elementwise": "Elementwise math, comparison and logic",
     "oxmera.ops.reduce": "Reductions and scans",
+    "oxmera.ops.statistics": "Statistics and order statistics",
+    "oxmera.ops.sorting": "Sorting and searching",
     "oxmera.ops.linalg": "Linear algebra",
     "oxmera.ops.shape": "Shapes, joining and splitting",
     "oxmera.ops.index": "Indexing",

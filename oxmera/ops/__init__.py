@@ -5,8 +5,8 @@ operators they declare, and hands the engine the ops it applies to
 gradients (``sum_to``, the dtype cast, ``add``).
 """
 from oxmera._core import autograd as _core
-from oxmera.ops import _registry
 # One module a line, in order: each import defines that module's ops.
+from oxmera.ops import _registry
 from oxmera.ops import activation
 from oxmera.ops import attention
 from oxmera.ops import construction
@@ -24,6 +24,8 @@ from oxmera.ops import reduce
 from oxmera.ops import sampling
 from oxmera.ops import scatter
 from oxmera.ops import shape
+from oxmera.ops import sorting
+from oxmera.ops import statistics
 
 _registry.install_tensor_attributes()
 _core.set_engine_ops(reduce.sum_to, conversion._cast, elementwise.add)
@@ -46,4 +48,6 @@ __all__ = [
     "sampling",
     "scatter",
     "shape",
+    "sorting",
+    "statistics",
 ]
