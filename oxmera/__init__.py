@@ -6,8 +6,8 @@ Curated re-exports only; the code lives in ``oxmera._core`` (compiled),
 import numpy as _np
 
 from oxmera._core import autograd as _autograd_core
-from oxmera._core.autograd import (AutogradMeta, GradFn, OpError, Tensor, get_default_dtype,
-                                   set_default_dtype)
+from oxmera._core.autograd import (AutogradMeta, GradFn, OpError, Size, Tensor,
+                                   get_default_dtype, set_default_dtype)
 from oxmera import ops as _ops  # defines every op and installs the Tensor methods
 from oxmera import autograd
 from oxmera.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -40,7 +40,7 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
+    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
     "save", "load",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",

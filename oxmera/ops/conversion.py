@@ -40,7 +40,7 @@ def contiguous(input):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 3).T.contiguous().shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     if input.flags.c_contiguous:
         # np.ascontiguousarray would return the array itself; a view keeps

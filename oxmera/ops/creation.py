@@ -125,7 +125,7 @@ def empty(*size, dtype=None, requires_grad=False):
     --------
     >>> import oxmera
     >>> oxmera.empty(2, 3).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     return _finish(np.empty(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
 
@@ -185,7 +185,7 @@ def empty_like(input, dtype=None, requires_grad=False):
     --------
     >>> import oxmera
     >>> oxmera.empty_like(oxmera.zeros(2, 3)).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     return _finish(np.empty(np.shape(input), _like_dtype(input, dtype)), requires_grad)
 
@@ -286,7 +286,7 @@ def rand(*size, dtype=None, requires_grad=False):
     --------
     >>> import oxmera
     >>> oxmera.rand(2, 3).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     return _random(_generator.random, size, dtype, requires_grad, "rand")
 
@@ -310,7 +310,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad=False):
     --------
     >>> import oxmera
     >>> oxmera.normal(0.0, 2.0, size=(3,)).shape
-    (3,)
+    oxmera.Size([3])
     """
     mean_a = np.asarray(mean._data if isinstance(mean, Tensor) else mean)
     std_a = np.asarray(std._data if isinstance(std, Tensor) else std)

@@ -195,7 +195,7 @@ class BatchNorm2d(_BatchNorm):
     >>> bn = nn.BatchNorm2d(3, affine=False)
     >>> out = bn(oxmera.randn(4, 3, 5, 5))
     >>> out.shape, round(out.mean().item(), 5)
-    ((4, 3, 5, 5), 0.0)
+    (oxmera.Size([4, 3, 5, 5]), 0.0)
     """
 
     def _check_input_dim(self, input):
