@@ -21,6 +21,10 @@ from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
+from oxmera.ops.tensor_api import *  # noqa: F403
+from oxmera.ops.tensor_types import *  # noqa: F403
+from oxmera._dtypes import *  # noqa: F403
+from oxmera._printing import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
 from oxmera.serialization import load, save
@@ -48,6 +52,7 @@ __all__ = [
     *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
     *_ops.interop.__all__, *_ops.linalg.__all__,
     *_ops.reduce.__all__, *_ops.shape.__all__,
+    *_ops.tensor_api.__all__, *_ops.tensor_types.__all__, *_dtypes.__all__, *_printing.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]

@@ -100,7 +100,8 @@ def _(ctx, grad, input, *shape):
     return grad.reshape(ctx.input_shape(0))
 
 
-@op(save=(), view=True, method=True)
+# method=False: Tensor.view also takes a dtype (ops.tensor_api installs the method).
+@op(save=(), view=True, method=False)
 def view(input, *shape):
     """The same memory in a new shape; fails when that needs a copy.
 
