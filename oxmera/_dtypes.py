@@ -69,7 +69,9 @@ class finfo:
         self.min = float(info.min)
         self.tiny = float(info.smallest_normal)
         self.smallest_normal = self.tiny
-        self.resolution = float(info.resolution)
+        # 10 ** -precision as a Python float, as PyTorch computes it (NumPy's
+        # is that number rounded to the dtype: 0.0010004 for float16).
+        self.resolution = 10.0 ** -int(info.precision)
         self.dtype = dtype.name
 
     def __eq__(self, other):
@@ -119,7 +121,8 @@ class iinfo:
         return hash(("iinfo", self.dtype))
 
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        # PyTorch's format (%g: int32's max shows as 2.14748e+09).
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 def promote_types(type1, type2):

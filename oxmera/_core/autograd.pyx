@@ -310,16 +310,18 @@ cdef object _as_storage(object array):
 
 
 cdef bint _leads_to_tensor(object data) except -1:
-    # Whether the first leaf of nested lists/tuples is a Tensor: then NumPy's
-    # reading differs from PyTorch's (a one-element tensor is a number to
-    # PyTorch, a nested array of shape (1,) to NumPy), so data goes the slow
-    # way. Only the first leaf is looked at: the fast way stays fast, and a
-    # later tensor that NumPy reads differently makes NumPy fail (ragged).
+    # Whether the first leaf of nested lists/tuples is a Tensor or a NumPy
+    # scalar: then NumPy's reading differs from PyTorch's (a one-element
+    # tensor is a number to PyTorch, a nested array of shape (1,) to NumPy; a
+    # float64 scalar keeps its dtype in PyTorch, where NumPy's result would
+    # become the default float), so data goes the slow way. Only the first
+    # leaf is looked at: the fast way stays fast, and a later tensor that
+    # NumPy reads differently makes NumPy fail (ragged).
     while type(data) is list or type(data) is tuple:
         if not data:
             return False
         data = data[0]
-    return isinstance(data, Tensor)
+    return isinstance(data, (Tensor, _np_generic))
 
 
 cdef bint _is_nested_sequence(object value):
