@@ -23,6 +23,7 @@ from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera.ops.tensor_api import *  # noqa: F403
 from oxmera.ops.tensor_types import *  # noqa: F403
+from oxmera import _dtypes, _printing
 from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
 from oxmera import linalg, nn
@@ -44,7 +45,8 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
+    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError",
+    "autograd", "linalg", "nn", "optim", "utils",
     "save", "load",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",

@@ -446,7 +446,7 @@ def as_array(data, dtype=None, bint copy=False):
 # ---------------------------------------------------------------------------
 
 class Size(tuple):
-    """The shape of a tensor: a tuple of ints with :meth:`numel`, as ``torch.Size``.
+    """The shape of a tensor: a tuple of ints with ``numel()``, as ``torch.Size``.
 
     It equals, hashes and pickles like the plain tuple of its sizes; slicing
     it, adding a tuple to it or repeating it gives a ``Size``. Built from any

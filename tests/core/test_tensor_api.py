@@ -10,7 +10,6 @@ checked in ``tests/ops/_cases_tensor_api.py`` too.)
 """
 import collections
 import copy
-import math
 import pickle
 import timeit
 

@@ -73,7 +73,8 @@ add_torch_cases("view_dtype",
 # -- composites: checked to second order, and against PyTorch ---------------------------------
 
 COMPOSITE_CASES.extend([
-    Case("composite:narrow", lambda x: x.narrow(1, 1, 2) * oxmera.narrow(x, 0, -1, 1).narrow(1, 0, 2),
+    Case("composite:narrow",
+         lambda x: x.narrow(1, 1, 2) * oxmera.narrow(x, 0, -1, 1).narrow(1, 0, 2),
          (Leaf((3, 4)),)),
     Case("composite:select", lambda x: x.select(1, -1) * oxmera.select(x, 0, 1).sum(),
          (T((3, 4)),)),
