@@ -127,7 +127,16 @@ def _stride(self, dim=None):
     ((12, 4, 1), 1, (1, 4, 12))
     """
     array = self._data
-    strides = tuple(s // array.itemsize for s in array.strides)
+    strides = [s // array.itemsize for s in array.strides]
+    shape = array.shape
+    # A dimension of size 1 that NumPy made with stride 0 (``x[None]``, a new
+    # leading dimension of ``expand``) never moves, so its stride is only a
+    # convention: PyTorch's is the one a contiguous layout of the dimensions
+    # after it would give (what its unsqueeze and expand report).
+    for i in range(len(shape) - 1, -1, -1):
+        if shape[i] == 1 and strides[i] == 0:
+            strides[i] = shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else 1
+    strides = tuple(strides)
     if dim is None:
         return strides
     if array.ndim == 0:

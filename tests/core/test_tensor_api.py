@@ -408,6 +408,12 @@ VIEWS = [
     ("permute", lambda t: t.permute(1, 2, 0)),
     ("view-of-slice", lambda t: t[1].view(12)),
     ("squeeze-tuple", lambda t: t[:1, :, :1].squeeze((0, 2))),
+    ("none-index", lambda t: t[None, :, None]),
+    ("none-last", lambda t: t[..., None]),
+    ("expand-new-leading", lambda t: t.expand(1, 2, 3, 4)),
+    ("expand-new-leading-broadcast", lambda t: t[1].expand(2, 1, 3, 4)),
+    ("unsqueeze", lambda t: t.unsqueeze(1)),
+    ("size-0", lambda t: t[:, :0]),
 ]
 
 
