@@ -380,6 +380,24 @@ def _nested_array(data, dtype=None):
         raise TypeError(f"could not convert {type(data).__name__} to a tensor: {e}") from None
 
 
+cdef object _legacy_sizes(tuple args):
+    # The sizes of torch.Tensor(2, 3) / Tensor(Size([2, 3])), or None when
+    # the arguments are data (bools are data, not sizes).
+    if len(args) == 1 and type(args[0]) is _Size:
+        return tuple(args[0])
+    if not args:
+        return None
+    for a in args:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            return None
+    sizes = tuple(operator.index(a) for a in args)
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(f"Tensor(): Trying to create tensor with negative dimension {s}: "
+                               f"{list(sizes)}")
+    return sizes
+
+
 def as_array(data, dtype=None, bint copy=False):
     """Convert ``data`` to a ndarray with oxmera's dtype rules.
 
@@ -668,8 +686,13 @@ cdef class Tensor:
     """A multi-dimensional array with reverse-mode automatic differentiation.
 
     ``Tensor(data, dtype=None, requires_grad=False)`` copies ``data`` like
-    :func:`oxmera.tensor`. Operations on tensors that require grad are
-    recorded, and ``backward()`` sends gradients back to the leaves.
+    :func:`oxmera.tensor`, except that Python numbers and sequences become
+    the default float dtype, as ``torch.Tensor(data)`` makes them (NumPy
+    arrays and tensors keep their dtype). PyTorch's legacy forms work too:
+    ``Tensor(2, 3)`` (or ``Tensor(oxmera.Size([2, 3]))``) is an uninitialized
+    tensor of that shape, ``Tensor()`` an empty one. Operations on tensors
+    that require grad are recorded, and ``backward()`` sends gradients back
+    to the leaves.
 
     Examples
     --------
@@ -679,6 +702,8 @@ cdef class Tensor:
     >>> y.backward()
     >>> x.grad
     tensor([2., 4., 6.], dtype=float32)
+    >>> oxmera.Tensor(2, 3).shape, oxmera.Tensor([1, 2])
+    (oxmera.Size([2, 3]), tensor([1., 2.], dtype=float32))
     """
 
     # ndarray-first dispatch: NumPy binary operators defer to ours, so
@@ -726,7 +751,7 @@ cdef class Tensor:
             raise TypeError("bad operand type for unary -: 'Tensor' (no op registered)")
         return apply_op(<OpDef>op, (self,), None)
 
-    def __init__(self, data=None, dtype=None, requires_grad=False):
+    def __init__(self, *args, dtype=None, requires_grad=False):
         if self._locks:
             # The graph that saved this tensor reads its values at backward
             # time, and its memory is locked under the old array.
@@ -734,9 +759,25 @@ cdef class Tensor:
                 f"Tensor.__init__(): this tensor (shape {self._data.shape}) is saved for "
                 f"backward by a live graph, which needs its values; it cannot be re-initialized "
                 f"(make a new tensor instead)")
-        if data is None:
-            data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
-        array = as_array(data, dtype, copy=True)
+        sizes = _legacy_sizes(args)
+        if sizes is not None:
+            # torch.Tensor(2, 3): uninitialized memory of that shape.
+            array = as_array(np.empty(sizes, _default_dtype if dtype is None else dtype))
+        else:
+            if len(args) > 3:
+                raise TypeError(f"Tensor() takes data, dtype and requires_grad, or sizes; got "
+                                f"{len(args)} positional arguments")
+            # Tensor(data, dtype, requires_grad), positionally as well.
+            data = args[0] if args else None
+            if len(args) > 1:
+                dtype = args[1]
+            if len(args) > 2:
+                requires_grad = args[2]
+            if data is None:
+                data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
+            elif dtype is None and not isinstance(data, (Tensor, ndarray, _np_generic)):
+                dtype = _default_dtype      # torch.Tensor([1, 2]) is a float tensor
+            array = as_array(data, dtype, copy=True)
         if requires_grad:
             _check_can_require_grad(array.dtype)
         # A second __init__ makes a new leaf: nothing of the old state is kept

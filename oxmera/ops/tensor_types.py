@@ -13,6 +13,7 @@ and such code, run with ``import oxmera as torch``, compares against
 PyTorch's strings. ``Tensor.type(...)`` accepts both spellings.
 """
 import operator
+import warnings
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from oxmera.ops import _registry
 from oxmera.ops.conversion import to
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor",
-           "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor"]
+           "ShortTensor", "ByteTensor", "CharTensor", "BoolTensor", "set_default_tensor_type"]
 
 Tensor = _core.Tensor
 
@@ -166,6 +167,38 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     elif isinstance(dtype, _LegacyTensorType):
         dtype = dtype.dtype
     return to(self, dtype)
+
+
+def set_default_tensor_type(t):
+    """Make the legacy type ``t`` (or its name) the default: its dtype becomes the default
+    float dtype (PyTorch's deprecated ``torch.set_default_tensor_type``).
+
+    Warns, as PyTorch does, that ``set_default_dtype`` is the way now. Only
+    floating types can be the default (``TypeError``).
+
+    Examples
+    --------
+    >>> import warnings, oxmera
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     oxmera.set_default_tensor_type("torch.DoubleTensor")
+    >>> oxmera.tensor([1.0]).dtype
+    dtype('float64')
+    >>> oxmera.set_default_dtype(oxmera.float32)
+    """
+    if isinstance(t, str):
+        dtype = _dtype_from_string(t)
+    elif isinstance(t, _LegacyTensorType):
+        dtype = t.dtype
+    else:
+        raise TypeError(f"set_default_tensor_type(): expected a legacy tensor type "
+                        f"(oxmera.DoubleTensor) or its name, got {t!r}")
+    if dtype.kind != "f":
+        raise TypeError(f"set_default_tensor_type(): only floating-point types are supported as "
+                        f"the default type, got {t!r}")
+    warnings.warn("set_default_tensor_type() is deprecated (as in PyTorch 2.1); please use "
+                  "oxmera.set_default_dtype() instead", UserWarning, stacklevel=2)
+    _core.set_default_dtype(dtype)
 
 
 _registry.add_tensor_attribute("type", _type)

@@ -12,6 +12,7 @@ import collections
 import copy
 import pickle
 import timeit
+import warnings
 
 import numpy as np
 import pytest
@@ -368,7 +369,6 @@ SEQUENCES = [
 
 @pytest.mark.parametrize("index", range(len(SEQUENCES)))
 def test_tensor_from_sequences_matches_torch(torch, index):
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")         # torch warns of the requires-grad element
         theirs = torch.tensor(SEQUENCES[index](torch))
@@ -541,3 +541,60 @@ def test_narrow_select_take_0d_integer_tensors_and_record_nothing_on_error():
     with pytest.raises(IndexError, match=r"select\(\): index 9"):
         x.select(0, 9)
     assert x.grad is None and x._version == 0
+
+
+# -- the legacy constructor forms of Tensor, set_default_tensor_type ---------------------------
+
+@pytest.mark.parametrize("args", [(2, 3), (0,), (), (oxmera.Size([2, 3]),), ([1, 2],), ((2, 3),),
+                                  ([[1.5], [2]],), ([True],), (collections.deque([1, 2]),),
+                                  (np.array([1, 2]),), (np.array([1.5], np.float64),)])
+def test_tensor_constructor_forms_match_torch(torch, args):
+    theirs = torch.Tensor(*(torch.Size(a) if isinstance(a, oxmera.Size) else a for a in args))
+    ours = oxmera.Tensor(*args)
+    assert type(ours) is oxmera.Tensor and tuple(ours.shape) == tuple(theirs.shape)
+    if theirs.numel() and not (len(args) and isinstance(args[0], (int, oxmera.Size))):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    if not isinstance(args[0] if args else None, np.ndarray):
+        # NumPy arrays keep their dtype in oxmera (torch.Tensor makes them float32)
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
+
+
+def test_tensor_constructor_keeps_oxmeras_keywords_and_refuses_negative_sizes(torch):
+    assert oxmera.Tensor([1.0], oxmera.float64).dtype == oxmera.float64
+    assert oxmera.Tensor([1], dtype=oxmera.int64).dtype == oxmera.int64
+    assert oxmera.Tensor(2, 3, dtype=oxmera.float64).dtype == oxmera.float64
+    assert oxmera.Tensor([1.0], requires_grad=True).requires_grad
+    assert oxmera.Tensor(oxmera.tensor([1, 2])).dtype == torch_dtype_name(torch.Tensor(
+        torch.tensor([1, 2])).dtype)
+    with pytest.raises(RuntimeError):
+        torch.Tensor(-1)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        oxmera.Tensor(2, -1)
+    assert oxmera.nn.Parameter(oxmera.Tensor(3, 2)).shape == (3, 2)
+
+
+def torch_dtype_name(dtype):
+    return np.dtype(str(dtype).removeprefix("torch."))
+
+
+def test_set_default_tensor_type_matches_torch(torch):
+    try:
+        for t in ("DoubleTensor", "FloatTensor"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # torch warns once per process
+                torch.set_default_tensor_type(getattr(torch, t))
+            with pytest.warns(UserWarning, match="set_default_dtype"):
+                oxmera.set_default_tensor_type(getattr(oxmera, t))
+            assert oxmera.get_default_dtype().name == str(torch.get_default_dtype())[6:]
+        with pytest.warns(UserWarning):
+            oxmera.set_default_tensor_type("torch.DoubleTensor")
+        assert oxmera.tensor([1.0]).dtype == oxmera.float64
+        for bad in (oxmera.LongTensor, "torch.IntTensor"):
+            with pytest.raises(TypeError, match="floating"):
+                oxmera.set_default_tensor_type(bad)
+        with pytest.raises(TypeError), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.set_default_tensor_type(torch.LongTensor)
+    finally:
+        oxmera.set_default_dtype(oxmera.float32)
+        torch.set_default_dtype(torch.float32)
