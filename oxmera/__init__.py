@@ -10,8 +10,8 @@ from oxmera._device import device, get_default_device, set_default_device
 from oxmera import random
 from oxmera.random import (Generator, default_generator, get_rng_state, initial_seed,
                            manual_seed, seed, set_rng_state)
-from oxmera._core.autograd import (AutogradMeta, GradFn, OpError, Tensor, get_default_dtype,
-                                   set_default_dtype)
+from oxmera._core.autograd import (AutogradMeta, GradFn, OpError, Size, Tensor,
+                                   get_default_dtype, set_default_dtype)
 from oxmera import ops as _ops  # defines every op and installs the Tensor methods
 from oxmera import autograd
 from oxmera.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -30,6 +30,11 @@ from oxmera.ops.scatter import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera.ops.sorting import *  # noqa: F403
 from oxmera.ops.statistics import *  # noqa: F403
+from oxmera.ops.tensor_api import *  # noqa: F403
+from oxmera.ops.tensor_types import *  # noqa: F403
+from oxmera import _dtypes, _printing
+from oxmera._dtypes import *  # noqa: F403
+from oxmera._printing import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
 from oxmera.serialization import load, save
@@ -49,7 +54,8 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
+    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
+    "utils",
     "save", "load", "random",
     "device", "get_default_device", "set_default_device",
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -72,6 +78,10 @@ __all__ = [
     *_ops.shape.__all__,
     *_ops.sorting.__all__,
     *_ops.statistics.__all__,
+    *_ops.tensor_api.__all__,
+    *_ops.tensor_types.__all__,
+    *_dtypes.__all__,
+    *_printing.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]

@@ -4,7 +4,7 @@ Mirrors ``torch.random``. A :class:`Generator` is a NumPy
 ``numpy.random.Generator`` (PCG64) with PyTorch's interface: ``manual_seed``,
 ``seed``, ``initial_seed``, ``get_state``/``set_state`` (a uint8 tensor) and
 ``device``. Every random function takes ``generator=``; without one it draws
-from :data:`default_generator`, which ``oxmera.manual_seed`` seeds.
+from ``default_generator``, which ``oxmera.manual_seed`` seeds.
 
 As in PyTorch, the default generator starts from a fixed seed
 (67280421310721), so a program that never seeds draws the same numbers on

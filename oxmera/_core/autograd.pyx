@@ -24,7 +24,10 @@ from libc.string cimport memcpy
 from cpython.ref cimport Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
+import collections
+import collections.abc
 import itertools
+import operator
 import sys
 import threading
 import traceback
@@ -66,6 +69,26 @@ cdef extern from *:
     # arrays (mutation safety), to measure what they cost.
     const bint OXMERA_ANOMALY_COMPILED
     const bint OXMERA_LOCKS_COMPILED
+
+cdef extern from *:
+    """
+    /* A tuple subclass instance filled straight from an array's dims: what
+       numpy's own ``shape`` getter does for a plain tuple, with one
+       allocation (``tuple.__new__(Size, shape)`` would build the tuple
+       twice). Sound for a subclass without instance fields (``__slots__ =
+       ()``), whose layout is a tuple's. */
+    static PyObject* oxmera_size_from_dims(PyObject* type, int nd, npy_intp* dims) {
+        PyObject* out = ((PyTypeObject*)type)->tp_alloc((PyTypeObject*)type, nd);
+        if (out == NULL) return NULL;
+        for (int i = 0; i < nd; i++) {
+            PyObject* v = PyLong_FromSsize_t((Py_ssize_t)dims[i]);
+            if (v == NULL) { Py_DECREF(out); return NULL; }
+            PyTuple_SET_ITEM(out, i, v);
+        }
+        return out;
+    }
+    """
+    object oxmera_size_from_dims(object type, int nd, cnp.npy_intp* dims)
 
 cdef object ndarray = np.ndarray
 cdef object _np_asarray = np.asarray
@@ -210,8 +233,14 @@ def is_anomaly_check_nan_enabled():
     return _anomaly_check_nan
 
 
+# How a tensor's repr shows its values, handed over by oxmera._printing (which
+# owns the print options, set_printoptions); until then, NumPy's defaults.
+cdef object _values_formatter = None
+
 cdef object _default_dtype = np.dtype(np.float32)
 cdef object _int64 = np.dtype(np.int64)
+cdef object _bool = np.dtype(np.bool_)
+cdef object _abc_sequence = collections.abc.Sequence
 
 
 def get_default_dtype():
@@ -280,6 +309,95 @@ cdef object _as_storage(object array):
     return array
 
 
+cdef bint _leads_to_tensor(object data) except -1:
+    # Whether the first leaf of nested lists/tuples is a Tensor or a NumPy
+    # scalar: then NumPy's reading differs from PyTorch's (a one-element
+    # tensor is a number to PyTorch, a nested array of shape (1,) to NumPy; a
+    # float64 scalar keeps its dtype in PyTorch, where NumPy's result would
+    # become the default float), so data goes the slow way. Only the first
+    # leaf is looked at: the fast way stays fast, and a later tensor that
+    # NumPy reads differently makes NumPy fail (ragged).
+    while type(data) is list or type(data) is tuple:
+        if not data:
+            return False
+        data = data[0]
+    return isinstance(data, (Tensor, _np_generic))
+
+
+cdef bint _is_nested_sequence(object value):
+    return (isinstance(value, (list, tuple, range)) or
+            (isinstance(value, _abc_sequence) and not isinstance(value, (str, bytes, bytearray)))
+            or isinstance(value, collections.deque))
+
+
+def _nested_array(data, dtype=None):
+    """``data`` (nested sequences of numbers, one-element tensors, arrays) as an array, read
+    as ``torch.tensor`` reads it.
+
+    Every sequence (list, tuple, deque, range, any ``collections.abc.Sequence``
+    but strings) is a dimension; a one-element tensor of any shape is a
+    number of its dtype; NumPy arrays and scalars keep theirs. Without
+    ``dtype``, the result's is PyTorch's promotion of all the elements'
+    (Python floats count as the default float dtype, ints as int64).
+    """
+    promote = None
+    if dtype is None:
+        from oxmera.ops._utils import _promote as promote
+    inferred = [None]
+
+    def convert(value):
+        if isinstance(value, Tensor):
+            array = (<Tensor>value)._data
+            if array.size != 1:
+                raise ValueError(
+                    f"tensor(): only one-element tensors can be converted to Python scalars "
+                    f"inside a sequence, got one of shape {array.shape} (use oxmera.stack to "
+                    f"join tensors)")
+            value = array.reshape(())
+        if isinstance(value, (ndarray, _np_generic)):
+            kind = value.dtype
+        elif isinstance(value, bool):
+            kind = _bool
+        elif isinstance(value, int):
+            kind = _int64
+        elif isinstance(value, float):
+            kind = _default_dtype
+        elif _is_nested_sequence(value):
+            return [convert(v) for v in value]
+        else:
+            raise TypeError(f"could not convert {type(data).__name__} to a tensor: could not "
+                            f"infer the dtype of {type(value).__name__}")
+        if promote is not None:
+            inferred[0] = promote(inferred[0], np.dtype(kind))
+        return value
+
+    nested = convert(data)
+    target = dtype if dtype is not None else (inferred[0] if inferred[0] is not None
+                                              else _default_dtype)
+    try:
+        return np.array(nested, dtype=target)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"could not convert {type(data).__name__} to a tensor: {e}") from None
+
+
+cdef object _legacy_sizes(tuple args):
+    # The sizes of torch.Tensor(2, 3) / Tensor(Size([2, 3])), or None when
+    # the arguments are data (bools are data, not sizes).
+    if len(args) == 1 and type(args[0]) is _Size:
+        return tuple(args[0])
+    if not args:
+        return None
+    for a in args:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            return None
+    sizes = tuple(operator.index(a) for a in args)
+    for s in sizes:
+        if s < 0:
+            raise RuntimeError(f"Tensor(): Trying to create tensor with negative dimension {s}: "
+                               f"{list(sizes)}")
+    return sizes
+
+
 def as_array(data, dtype=None, bint copy=False):
     """Convert ``data`` to a ndarray with oxmera's dtype rules.
 
@@ -296,12 +414,24 @@ def as_array(data, dtype=None, bint copy=False):
         arr = _np_asarray(data)
         fresh = True
     else:
-        try:
-            arr = _np_asarray(data)
-        except (ValueError, TypeError) as e:
-            raise TypeError(f"could not convert {type(data).__name__} to a tensor: {e}") from None
+        arr = None
+        if not _leads_to_tensor(data):
+            try:
+                arr = _np_asarray(data)
+            except (ValueError, TypeError, RuntimeError):
+                # Ragged because of one-element tensors, or a tensor that
+                # requires grad (its __array__ refuses): PyTorch's walk below.
+                arr = None
+            else:
+                if arr.dtype.kind == "O":
+                    arr = None
         fresh = True
-        if dtype is None:
+        if arr is None:
+            # PyTorch's reading of nested data (torch.tensor): any sequence
+            # (tuple, deque, range ...) is a dimension, a one-element tensor is
+            # a number, and the dtype is the promotion of every element's.
+            arr = _nested_array(data, dtype)
+        elif dtype is None:
             kind = arr.dtype.kind
             if kind == "f":
                 if arr.dtype is not _default_dtype:
@@ -327,6 +457,90 @@ def as_array(data, dtype=None, bint copy=False):
     if copy and not fresh:
         arr = arr.copy()
     return arr
+
+
+# ---------------------------------------------------------------------------
+# Size: what ``Tensor.shape`` and ``Tensor.size()`` return
+# ---------------------------------------------------------------------------
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints with ``numel()``, as ``torch.Size``.
+
+    It equals, hashes and pickles like the plain tuple of its sizes; slicing
+    it, adding a tuple to it or repeating it gives a ``Size``. Built from any
+    iterable of integers (0-d integer tensors included). Its repr is
+    PyTorch's (``oxmera.Size([2, 3])``); its ``str``, as in error messages
+    and ``print``, is the tuple's ``(2, 3)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> s = oxmera.zeros(2, 3).shape
+    >>> s
+    oxmera.Size([2, 3])
+    >>> s.numel(), s == (2, 3), s[1:]
+    (6, True, oxmera.Size([3]))
+    """
+    __slots__ = ()      # no instance dict: the core fills instances as plain tuples
+
+    def __new__(cls, sizes=()):
+        values = []
+        for i, s in enumerate(sizes):
+            try:
+                values.append(operator.index(s))
+            except TypeError:
+                raise TypeError(f"oxmera.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(s).__name__}')") from None
+        return tuple.__new__(cls, values)
+
+    def numel(self):
+        """The number of elements a tensor of this shape holds (1 for ``Size([])``)."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"oxmera.Size({list(self)!r})"
+
+    # str() (and so print() and f-strings) is the tuple's: error messages
+    # throughout oxmera name shapes as "(2, 3)", and a shape in a message
+    # reads better so. PyTorch's str is its repr; only the look differs.
+    __str__ = tuple.__repr__
+
+    def __getitem__(self, key):
+        item = tuple.__getitem__(self, key)
+        return tuple.__new__(Size, item) if isinstance(key, slice) else item
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        result = tuple.__mul__(self, n)
+        return NotImplemented if result is NotImplemented else tuple.__new__(Size, result)
+
+    __rmul__ = __mul__
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+Size.__module__ = "oxmera"
+cdef object _Size = Size
+
+
+cdef inline object _size_of(object array):
+    # Size(array.shape), built from the dims in one allocation: Tensor.shape
+    # is read on hot paths (the core itself reads the array's shape tuple).
+    return oxmera_size_from_dims(_Size, cnp.PyArray_NDIM(<cnp.ndarray>array),
+                                 cnp.PyArray_DIMS(<cnp.ndarray>array))
 
 
 # ---------------------------------------------------------------------------
@@ -472,8 +686,13 @@ cdef class Tensor:
     """A multi-dimensional array with reverse-mode automatic differentiation.
 
     ``Tensor(data, dtype=None, requires_grad=False)`` copies ``data`` like
-    :func:`oxmera.tensor`. Operations on tensors that require grad are
-    recorded, and ``backward()`` sends gradients back to the leaves.
+    :func:`oxmera.tensor`, except that Python numbers and sequences become
+    the default float dtype, as ``torch.Tensor(data)`` makes them (NumPy
+    arrays and tensors keep their dtype). PyTorch's legacy forms work too:
+    ``Tensor(2, 3)`` (or ``Tensor(oxmera.Size([2, 3]))``) is an uninitialized
+    tensor of that shape, ``Tensor()`` an empty one. Operations on tensors
+    that require grad are recorded, and ``backward()`` sends gradients back
+    to the leaves.
 
     Examples
     --------
@@ -483,6 +702,8 @@ cdef class Tensor:
     >>> y.backward()
     >>> x.grad
     tensor([2., 4., 6.], dtype=float32)
+    >>> oxmera.Tensor(2, 3).shape, oxmera.Tensor([1, 2])
+    (oxmera.Size([2, 3]), tensor([1., 2.], dtype=float32))
     """
 
     # ndarray-first dispatch: NumPy binary operators defer to ours, so
@@ -530,7 +751,7 @@ cdef class Tensor:
             raise TypeError("bad operand type for unary -: 'Tensor' (no op registered)")
         return apply_op(<OpDef>op, (self,), None)
 
-    def __init__(self, data=None, dtype=None, requires_grad=False):
+    def __init__(self, *args, dtype=None, requires_grad=False):
         if self._locks:
             # The graph that saved this tensor reads its values at backward
             # time, and its memory is locked under the old array.
@@ -538,9 +759,25 @@ cdef class Tensor:
                 f"Tensor.__init__(): this tensor (shape {self._data.shape}) is saved for "
                 f"backward by a live graph, which needs its values; it cannot be re-initialized "
                 f"(make a new tensor instead)")
-        if data is None:
-            data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
-        array = as_array(data, dtype, copy=True)
+        sizes = _legacy_sizes(args)
+        if sizes is not None:
+            # torch.Tensor(2, 3): uninitialized memory of that shape.
+            array = as_array(np.empty(sizes, _default_dtype if dtype is None else dtype))
+        else:
+            if len(args) > 3:
+                raise TypeError(f"Tensor() takes data, dtype and requires_grad, or sizes; got "
+                                f"{len(args)} positional arguments")
+            # Tensor(data, dtype, requires_grad), positionally as well.
+            data = args[0] if args else None
+            if len(args) > 1:
+                dtype = args[1]
+            if len(args) > 2:
+                requires_grad = args[2]
+            if data is None:
+                data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
+            elif dtype is None and not isinstance(data, (Tensor, ndarray, _np_generic)):
+                dtype = _default_dtype      # torch.Tensor([1, 2]) is a float tensor
+            array = as_array(data, dtype, copy=True)
         if requires_grad:
             _check_can_require_grad(array.dtype)
         # A second __init__ makes a new leaf: nothing of the old state is kept
@@ -554,8 +791,8 @@ cdef class Tensor:
 
     @property
     def shape(self):
-        """The shape, as a tuple of ints."""
-        return self._data.shape
+        """The shape, as an :class:`oxmera.Size` (a tuple of ints)."""
+        return _size_of(self._data)
 
     @property
     def dtype(self):
@@ -576,7 +813,7 @@ cdef class Tensor:
         return self._data.size
 
     def size(self, dim=None):
-        """The shape as a tuple, or the length of dimension ``dim``.
+        """The shape as an :class:`oxmera.Size`, or the length of dimension ``dim``.
 
         Examples
         --------
@@ -584,9 +821,9 @@ cdef class Tensor:
         >>> oxmera.zeros(2, 3).size(-1)
         3
         """
-        shape = self._data.shape
         if dim is None:
-            return shape
+            return _size_of(self._data)
+        shape = self._data.shape
         if len(shape) == 0:
             # _normalize_dim lets dim 0 / -1 through for a 0-d tensor (as
             # reductions want), and indexing () unchecked would crash.
@@ -683,6 +920,8 @@ cdef class Tensor:
         prefix = "tensor("
         if arr.size == 0 and arr.ndim > 1:
             body = f"[], size={arr.shape}"
+        elif _values_formatter is not None:
+            body = _values_formatter(arr, prefix)
         else:
             body = np.array2string(arr, separator=", ", prefix=prefix, threshold=1000,
                                    edgeitems=3, precision=4)
@@ -1550,6 +1789,19 @@ def install_tensor_attributes(dict attributes not None):
     finally:
         tp.tp_flags |= Py_TPFLAGS_IMMUTABLETYPE
         PyType_Modified(tp)
+
+
+def set_values_formatter(formatter):
+    """Make ``formatter(array, prefix) -> str`` write the values part of ``repr(tensor)``.
+
+    ``prefix`` is the text before the values (``"tensor("``), for aligning
+    continuation lines. None restores the built-in NumPy formatting.
+    """
+    global _values_formatter
+    if formatter is not None and not callable(formatter):
+        raise TypeError(f"set_values_formatter(): expected a callable or None, got "
+                        f"{type(formatter).__name__}")
+    _values_formatter = formatter
 
 
 # The ops the engine itself needs, handed over by oxmera.ops (set_engine_ops).

@@ -63,7 +63,7 @@ def load_digits(*, as_numpy=False):
     >>> from oxmera.datasets import load_digits
     >>> images, labels = load_digits()
     >>> images.shape, images.dtype, labels.shape, labels.dtype
-    ((1797, 1, 8, 8), dtype('float32'), (1797,), dtype('int64'))
+    (oxmera.Size([1797, 1, 8, 8]), dtype('float32'), oxmera.Size([1797]), dtype('int64'))
     >>> labels[:10].tolist()
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     >>> float(images.min()), float(images.max())

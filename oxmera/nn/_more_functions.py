@@ -91,7 +91,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     >>> import oxmera
     >>> import oxmera.nn.functional as F
     >>> F.dropout2d(oxmera.ones(1, 2, 2, 2), training=False).shape
-    (1, 2, 2, 2)
+    oxmera.Size([1, 2, 2, 2])
     """
     return _feature_dropout(input, p, training, inplace, 4, "dropout2d",
                             "(N, C, H, W) or (C, H, W)")
@@ -151,7 +151,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     >>> import oxmera
     >>> import oxmera.nn.functional as F
     >>> F.feature_alpha_dropout(oxmera.ones(2, 3, 4), training=False).shape
-    (2, 3, 4)
+    oxmera.Size([2, 3, 4])
     """
     def mask_shape(x):
         if x.ndim < 2:

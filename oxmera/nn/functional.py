@@ -68,7 +68,7 @@ def linear(input, weight, bias=None):
     >>> import oxmera
     >>> import oxmera.nn.functional as F
     >>> F.linear(oxmera.ones(2, 3), oxmera.ones(4, 3), oxmera.zeros(4)).shape
-    (2, 4)
+    oxmera.Size([2, 4])
     """
     input, weight = _tensor(input, "linear"), _tensor(weight, "linear", "weight")
     if weight.ndim not in (1, 2) or input.ndim == 0 or input.shape[-1] != weight.shape[-1]:

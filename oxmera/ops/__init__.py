@@ -26,6 +26,8 @@ from oxmera.ops import scatter
 from oxmera.ops import shape
 from oxmera.ops import sorting
 from oxmera.ops import statistics
+from oxmera.ops import tensor_api
+from oxmera.ops import tensor_types
 
 _registry.install_tensor_attributes()
 _core.set_engine_ops(reduce.sum_to, conversion._cast, elementwise.add)
@@ -50,4 +52,6 @@ __all__ = [
     "shape",
     "sorting",
     "statistics",
+    "tensor_api",
+    "tensor_types",
 ]

@@ -92,7 +92,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> import oxmera.nn.functional as F
     >>> q, k, v = oxmera.randn(2, 4, 8), oxmera.randn(2, 6, 8), oxmera.randn(2, 6, 3)
     >>> F.scaled_dot_product_attention(q, k, v).shape
-    (2, 4, 3)
+    oxmera.Size([2, 4, 3])
     >>> out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     >>> out[:, 0].tolist() == q[:, 0].tolist()       # the first position sees only itself
     True
@@ -208,7 +208,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     >>> out, weights = F.multi_head_attention_forward(
     ...     x, x, x, E, H, w, b, None, None, False, 0.0, oxmera.eye(E), oxmera.zeros(E))
     >>> out.shape, weights.shape
-    ((3, 1, 4), (1, 3, 3))
+    (oxmera.Size([3, 1, 4]), oxmera.Size([1, 3, 3]))
     """
     opname = "multi_head_attention_forward"
     query = _as_tensor(query, opname, "query")

@@ -112,7 +112,7 @@ def diagflat(input, offset=0):
     --------
     >>> import oxmera
     >>> oxmera.diagflat(oxmera.tensor([[1.0, 2.0], [3.0, 4.0]])).shape
-    (4, 4)
+    oxmera.Size([4, 4])
     """
     input = _tensor(input, "diagflat")
     return diag_embed(input.reshape(-1), offset, 0, 1)
@@ -198,7 +198,7 @@ def meshgrid(*tensors, indexing="ij"):
     tensor([[1, 2, 3],
             [1, 2, 3]], dtype=int64)
     >>> ys.shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     tensors = _tensors(tensors, "meshgrid")
     if indexing not in ("ij", "xy"):
@@ -594,7 +594,7 @@ def atleast_2d(*tensors):
     --------
     >>> import oxmera
     >>> oxmera.atleast_2d(oxmera.tensor([1.0, 2.0])).shape
-    (1, 2)
+    oxmera.Size([1, 2])
     """
     return _atleast(tensors, _shape_2d, "atleast_2d")
 
@@ -607,7 +607,7 @@ def atleast_3d(*tensors):
     --------
     >>> import oxmera
     >>> [t.shape for t in oxmera.atleast_3d(oxmera.tensor(1.0), oxmera.ones(2, 3))]
-    [(1, 1, 1), (2, 3, 1)]
+    [oxmera.Size([1, 1, 1]), oxmera.Size([2, 3, 1])]
     """
     return _atleast(tensors, _shape_3d, "atleast_3d")
 
@@ -655,7 +655,7 @@ def row_stack(tensors):
     --------
     >>> import oxmera
     >>> oxmera.row_stack([oxmera.tensor([1, 2]), oxmera.tensor([3, 4])]).shape
-    (2, 2)
+    oxmera.Size([2, 2])
     """
     return cat(atleast_2d(_stack_inputs(tensors, "row_stack")), 0)
 
@@ -756,7 +756,7 @@ def hsplit(input, indices_or_sections):
     --------
     >>> import oxmera
     >>> [t.shape for t in oxmera.ones(2, 4).hsplit(2)]
-    [(2, 2), (2, 2)]
+    [oxmera.Size([2, 2]), oxmera.Size([2, 2])]
     """
     dim = 1 if _tensor(input, "hsplit").ndim > 1 else 0
     return _directional_split(input, indices_or_sections, dim, 1, "hsplit")
@@ -770,7 +770,7 @@ def vsplit(input, indices_or_sections):
     --------
     >>> import oxmera
     >>> [t.shape for t in oxmera.ones(4, 2).vsplit([1])]
-    [(1, 2), (3, 2)]
+    [oxmera.Size([1, 2]), oxmera.Size([3, 2])]
     """
     return _directional_split(input, indices_or_sections, 0, 2, "vsplit")
 
@@ -783,7 +783,7 @@ def dsplit(input, indices_or_sections):
     --------
     >>> import oxmera
     >>> [t.shape for t in oxmera.ones(1, 2, 4).dsplit(2)]
-    [(1, 2, 2), (1, 2, 2)]
+    [oxmera.Size([1, 2, 2]), oxmera.Size([1, 2, 2])]
     """
     return _directional_split(input, indices_or_sections, 2, 3, "dsplit")
 

@@ -338,7 +338,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     >>> F.conv1d(x, oxmera.tensor([[[1.0, -1.0]]]))
     tensor([[[-1., -1., -1.]]], dtype=float32)
     >>> F.conv1d(x, oxmera.ones(2, 1, 3), oxmera.tensor([0.0, 10.0]), padding=1).shape
-    (1, 2, 4)
+    oxmera.Size([1, 2, 4])
     """
     return _conv_forward(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
@@ -372,7 +372,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     tensor([[[[10., 18.],
               [42., 50.]]]], dtype=float32)
     >>> F.conv2d(oxmera.ones(3, 8, 8), oxmera.ones(6, 1, 3, 3), padding="same", groups=3).shape
-    (6, 8, 8)
+    oxmera.Size([6, 8, 8])
     """
     return _conv_forward(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 

@@ -1,4 +1,5 @@
-"""Copies and dtype conversions: clone, contiguous, to / type / float / double ...
+"""Copies and dtype conversions: clone, contiguous, to / float / double ...
+(``Tensor.type``, with the legacy type names, is in ``tensor_types``.)
 
 Casting between floating dtypes is differentiable (the gradient is cast
 back); casting to an integer or bool dtype cuts the graph, as in PyTorch.
@@ -40,7 +41,7 @@ def contiguous(input):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 3).T.contiguous().shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     if input.flags.c_contiguous:
         # np.ascontiguousarray would return the array itself; a view keeps
@@ -117,13 +118,6 @@ def to(input, *args, dtype=None, device=None, copy=False, non_blocking=False):
     return result
 
 
-def _type(self, dtype=None):
-    """The dtype's name without ``dtype``; else a conversion like ``to``."""
-    if dtype is None:
-        return f"oxmera.{self.dtype}"
-    return to(self, dtype)
-
-
 def _caster(dtype):
     def method(self):
         return to(self, dtype)
@@ -133,7 +127,6 @@ def _caster(dtype):
 
 
 _registry.add_tensor_attribute("to", to)
-_registry.add_tensor_attribute("type", _type)
 _registry.add_tensor_attribute("copy", clone)
 for _name, _dtype in (("float", np.float32), ("double", np.float64), ("half", np.float16),
                       ("long", np.int64), ("int", np.int32), ("short", np.int16),

@@ -122,7 +122,7 @@ def empty(*size, dtype=None, requires_grad=False):
     --------
     >>> import oxmera
     >>> oxmera.empty(2, 3).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     return _finish(np.empty(_size(size, "empty"), _float_dtype(dtype)), requires_grad)
 
@@ -182,7 +182,7 @@ def empty_like(input, dtype=None, requires_grad=False):
     --------
     >>> import oxmera
     >>> oxmera.empty_like(oxmera.zeros(2, 3)).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     return _finish(np.empty(np.shape(input), _like_dtype(input, dtype)), requires_grad)
 

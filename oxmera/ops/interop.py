@@ -1009,7 +1009,7 @@ def _array_function(self, func, types, args, kwargs):
     >>> s
     tensor([4., 6.], dtype=float32, grad_fn=<SumBackward>)
     >>> np.concatenate([x, np.zeros((1, 2), np.float32)]).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     >>> np.shape(x)
     (2, 2)
     """

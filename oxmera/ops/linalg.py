@@ -51,9 +51,9 @@ def matmul(input, other):
     >>> a = oxmera.ones(2, 3)
     >>> b = oxmera.ones(3, 4)
     >>> (a @ b).shape
-    (2, 4)
+    oxmera.Size([2, 4])
     >>> oxmera.matmul(oxmera.ones(5, 2, 3), oxmera.ones(3)).shape
-    (5, 2)
+    oxmera.Size([5, 2])
     """
     if np.ndim(input) == 0 or np.ndim(other) == 0:
         raise OpError(f"matmul(): both arguments need at least 1 dimension, got shapes "
@@ -98,7 +98,7 @@ def mm(input, mat2):
     --------
     >>> import oxmera
     >>> oxmera.mm(oxmera.ones(2, 3), oxmera.ones(3, 4)).shape
-    (2, 4)
+    oxmera.Size([2, 4])
     """
     a, b = _shape_of(input), _shape_of(mat2)
     if len(a) != 2 or len(b) != 2:
@@ -116,7 +116,7 @@ def bmm(input, mat2):
     --------
     >>> import oxmera
     >>> oxmera.bmm(oxmera.ones(5, 2, 3), oxmera.ones(5, 3, 4)).shape
-    (5, 2, 4)
+    oxmera.Size([5, 2, 4])
     """
     a, b = _shape_of(input), _shape_of(mat2)
     if len(a) != 3 or len(b) != 3:
@@ -173,9 +173,9 @@ def tensordot(a, b, dims=2):
     >>> import oxmera
     >>> a, b = oxmera.ones(2, 3, 4), oxmera.ones(3, 4, 5)
     >>> oxmera.tensordot(a, b).shape
-    (2, 5)
+    oxmera.Size([2, 5])
     >>> oxmera.tensordot(a, b, dims=([1], [0])).shape
-    (2, 4, 4, 5)
+    oxmera.Size([2, 4, 4, 5])
     """
     sa, sb = _shape_of(a), _shape_of(b)
     if isinstance(dims, (tuple, list)):
@@ -403,13 +403,13 @@ def einsum(*args):
     >>> import oxmera
     >>> a = oxmera.arange(6.0).reshape(2, 3)
     >>> oxmera.einsum("ij->ji", a).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     >>> oxmera.einsum("ij,ij->", a, a)
     tensor(55., dtype=float32)
     >>> oxmera.einsum("ii", oxmera.eye(3))
     tensor(3., dtype=float32)
     >>> oxmera.einsum("...ij,...jk", oxmera.ones(4, 2, 3), oxmera.ones(3, 5)).shape
-    (4, 2, 5)
+    oxmera.Size([4, 2, 5])
     """
     equation, operands = _einsum_arguments(args)
     if not isinstance(equation, str):

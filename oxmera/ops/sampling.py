@@ -180,7 +180,7 @@ def rand(*sizes, size=None, generator=None, out=None, dtype=None, device=None,
     --------
     >>> import oxmera
     >>> oxmera.rand(2, 3).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     >>> oxmera.rand((4,), dtype=oxmera.float64).dtype
     dtype('float64')
     """
@@ -292,7 +292,7 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     --------
     >>> import oxmera
     >>> oxmera.randn_like(oxmera.zeros(4)).shape
-    (4,)
+    oxmera.Size([4])
     """
     _common("randn_like", None, device)
     shape, dtype = _like("randn_like", input, dtype)
@@ -312,7 +312,7 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
     >>> import oxmera
     >>> r = oxmera.randint_like(oxmera.zeros(3, dtype=oxmera.int32), 10)
     >>> r.dtype, r.shape
-    (dtype('int32'), (3,))
+    (dtype('int32'), oxmera.Size([3]))
     """
     _common("randint_like", None, device)
     if len(args) > 2:
@@ -373,9 +373,9 @@ def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=No
     --------
     >>> import oxmera
     >>> oxmera.normal(0.0, 2.0, size=(3,)).shape
-    (3,)
+    oxmera.Size([3])
     >>> oxmera.normal(oxmera.zeros(2, 1), oxmera.ones(3)).shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
     _common("normal", out, device)
     mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
@@ -435,7 +435,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     >>> sorted(oxmera.multinomial(w, 2).tolist())
     [1, 2]
     >>> oxmera.multinomial(oxmera.ones(3, 5), 4, replacement=True).shape
-    (3, 4)
+    oxmera.Size([3, 4])
     """
     _common("multinomial", out, None)
     if not isinstance(input, Tensor):
@@ -545,7 +545,7 @@ def poisson(input, generator=None):
     >>> oxmera.poisson(oxmera.tensor([0.0, 0.0]))
     tensor([0., 0.], dtype=float32)
     >>> oxmera.poisson(oxmera.full((2, 2), 3.0)).shape
-    (2, 2)
+    oxmera.Size([2, 2])
     """
     _check_float_tensor("poisson", input)
     rates = np.asarray(input._data, dtype=np.float64)
@@ -732,7 +732,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 2).cauchy_(1.0, 0.5).shape
-    (2, 2)
+    oxmera.Size([2, 2])
     """
     _check_float_self("cauchy_", self)
     median, sigma = float(median), float(sigma)

@@ -100,7 +100,8 @@ def _(ctx, grad, input, *shape):
     return grad.reshape(ctx.input_shape(0))
 
 
-@op(save=(), view=True, method=True)
+# method=False: Tensor.view also takes a dtype (ops.tensor_api installs the method).
+@op(save=(), view=True, method=False)
 def view(input, *shape):
     """The same memory in a new shape; fails when that needs a copy.
 
@@ -108,7 +109,7 @@ def view(input, *shape):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 3).view(-1).shape
-    (6,)
+    oxmera.Size([6])
     """
     shape = _shape_arg(shape, "view")
     _check_reshape(input, shape, "view")
@@ -133,7 +134,7 @@ def transpose(input, dim0, dim1):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 3).transpose(0, 1).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     d0 = normalize_dim(dim0, input.ndim, "transpose")
     d1 = normalize_dim(dim1, input.ndim, "transpose")
@@ -156,7 +157,7 @@ def swapaxes(input, axis0, axis1):
     --------
     >>> import oxmera
     >>> oxmera.swapaxes(oxmera.zeros(2, 3), 0, 1).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     return transpose(input, axis0, axis1)
 
@@ -169,7 +170,7 @@ def permute(input, *dims):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 3, 4).permute(2, 0, 1).shape
-    (4, 2, 3)
+    oxmera.Size([4, 2, 3])
     """
     dims = _permutation(dims, input.ndim)
     return np.transpose(input, dims)
@@ -201,7 +202,7 @@ def squeeze(input, dim=None):
     --------
     >>> import oxmera
     >>> oxmera.zeros(1, 3, 1).squeeze().shape
-    (3,)
+    oxmera.Size([3])
     """
     if dim is None:
         # np.squeeze returns the array itself when there is nothing to
@@ -227,7 +228,7 @@ def unsqueeze(input, dim):
     --------
     >>> import oxmera
     >>> oxmera.zeros(3).unsqueeze(0).shape
-    (1, 3)
+    oxmera.Size([1, 3])
     """
     d = normalize_dim(dim, input.ndim + 1, "unsqueeze")
     return np.expand_dims(input, d)
@@ -289,7 +290,7 @@ def broadcast_to(input, shape):
     --------
     >>> import oxmera
     >>> oxmera.broadcast_to(oxmera.tensor([1.0, 2.0]), (3, 2)).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     return broadcast_view(input, _expanded_shape(input, (shape,), "broadcast_to"))
 
@@ -312,9 +313,9 @@ def cat(tensors, dim=0, *, axis=None):
     --------
     >>> import oxmera
     >>> oxmera.cat([oxmera.zeros(2, 3), oxmera.ones(1, 3)]).shape
-    (3, 3)
+    oxmera.Size([3, 3])
     >>> oxmera.cat([oxmera.zeros(2, 3), oxmera.ones(2, 1)], axis=1).shape
-    (2, 4)
+    oxmera.Size([2, 4])
     """
     _check_sequence(tensors, "cat")
     d = normalize_dim(pick_dim(dim, axis, "cat", default=0), tensors[0].ndim, "cat")
@@ -363,7 +364,7 @@ def stack(tensors, dim=0, *, axis=None):
     --------
     >>> import oxmera
     >>> oxmera.stack([oxmera.zeros(3), oxmera.ones(3)], dim=1).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     _check_sequence(tensors, "stack")
     for i, t in enumerate(tensors):
@@ -393,11 +394,11 @@ def flatten(input, start_dim=0, end_dim=-1):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 3, 4).flatten().shape
-    (24,)
+    oxmera.Size([24])
     >>> oxmera.zeros(2, 3, 4).flatten(1).shape
-    (2, 12)
+    oxmera.Size([2, 12])
     >>> oxmera.zeros(2, 3, 4, 5).flatten(start_dim=1, end_dim=2).shape
-    (2, 12, 5)
+    oxmera.Size([2, 12, 5])
     """
     shape = _shape_of(input)
     ndim = len(shape)
@@ -423,9 +424,9 @@ def unflatten(input, dim, sizes):
     --------
     >>> import oxmera
     >>> oxmera.zeros(2, 12).unflatten(1, (3, 4)).shape
-    (2, 3, 4)
+    oxmera.Size([2, 3, 4])
     >>> oxmera.zeros(6).unflatten(0, (-1, 2)).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
     shape = tuple(_shape_of(input))
     if not shape:
@@ -465,9 +466,9 @@ def movedim(input, source, destination):
     >>> import oxmera
     >>> x = oxmera.zeros(2, 3, 4)
     >>> x.movedim(0, -1).shape
-    (3, 4, 2)
+    oxmera.Size([3, 4, 2])
     >>> oxmera.movedim(x, (0, 1), (2, 0)).shape
-    (3, 4, 2)
+    oxmera.Size([3, 4, 2])
     """
     ndim = len(_shape_of(input))
     source, destination = _dim_tuple(source), _dim_tuple(destination)
@@ -491,7 +492,7 @@ def moveaxis(input, source, destination):
     --------
     >>> import oxmera
     >>> oxmera.moveaxis(oxmera.zeros(2, 3, 4), 2, 0).shape
-    (4, 2, 3)
+    oxmera.Size([4, 2, 3])
     """
     return movedim(input, source, destination)
 
@@ -677,7 +678,7 @@ def split(tensor, split_size_or_sections, dim=0):
     >>> [t.tolist() for t in oxmera.arange(5).split(2)]
     [[0, 1], [2, 3], [4]]
     >>> [t.shape for t in oxmera.split(oxmera.zeros(2, 5), [1, 4], dim=1)]
-    [(2, 1), (2, 4)]
+    [oxmera.Size([2, 1]), oxmera.Size([2, 4])]
     """
     if tensor.ndim == 0:
         raise OpError("split(): expects at least a 1-dimensional tensor, got a 0-d tensor")

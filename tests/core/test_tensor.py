@@ -76,11 +76,12 @@ def test_no_grad_tensor_carries_no_meta():
 
 def test_shape_dtype_ndim_size_numel():
     t = oxmera.zeros(2, 3, 4)
-    assert t.shape == (2, 3, 4) and type(t.shape) is tuple
+    # A tuple subclass (oxmera.Size, as PyTorch's torch.Size), tested in test_tensor_api.py.
+    assert t.shape == (2, 3, 4) and isinstance(t.shape, tuple) and type(t.shape) is oxmera.Size
     assert t.dtype == np.float32 and t.dtype == oxmera.float32
     assert t.ndim == 3 and t.dim() == 3
     assert t.numel() == 24
-    assert t.size() == (2, 3, 4)
+    assert t.size() == (2, 3, 4) and type(t.size()) is oxmera.Size
     assert t.size(1) == 3 and t.size(-1) == 4
     with pytest.raises(IndexError, match="size"):
         t.size(3)

@@ -430,7 +430,7 @@ class GLU(_Elementwise):
     >>> import oxmera
     >>> from oxmera import nn
     >>> nn.GLU()(oxmera.randn(3, 4)).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
 
     _function = F.glu
@@ -547,7 +547,7 @@ class PReLU(Module):
     >>> from oxmera import nn
     >>> layer = nn.PReLU(3)
     >>> layer.weight.shape, layer(oxmera.randn(2, 3, 4)).shape
-    ((3,), (2, 3, 4))
+    (oxmera.Size([3]), oxmera.Size([2, 3, 4]))
     """
 
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
@@ -626,7 +626,7 @@ class MultiheadAttention(Module):
     >>> x = oxmera.randn(3, 5, 8)
     >>> out, weights = attention(x, x, x)
     >>> out.shape, weights.shape
-    ((3, 5, 8), (3, 5, 5))
+    (oxmera.Size([3, 5, 8]), oxmera.Size([3, 5, 5]))
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,

@@ -43,7 +43,7 @@ class Sequential(Module):
       (2): Linear(in_features=8, out_features=2, bias=True)
     )
     >>> model(oxmera.randn(3, 4)).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     >>> model[:2]
     Sequential(
       (0): Linear(in_features=4, out_features=8, bias=True)

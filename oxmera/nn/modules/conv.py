@@ -121,7 +121,7 @@ class Conv1d(_ConvNd):
     >>> conv
     Conv1d(16, 33, kernel_size=(3,), stride=(2,))
     >>> conv(oxmera.randn(20, 16, 50)).shape
-    (20, 33, 24)
+    oxmera.Size([20, 33, 24])
     """
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
@@ -153,7 +153,7 @@ class Conv2d(_ConvNd):
     >>> conv
     Conv2d(16, 33, kernel_size=(3, 5), stride=(2, 1), padding=(4, 2))
     >>> conv(oxmera.randn(2, 16, 10, 12)).shape
-    (2, 33, 8, 12)
+    oxmera.Size([2, 33, 8, 12])
     >>> nn.Conv2d(1, 4, 3, padding="same", bias=False)
     Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1), padding=same, bias=False)
     """

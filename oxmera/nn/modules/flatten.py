@@ -14,9 +14,9 @@ class Flatten(Module):
     >>> nn.Flatten()
     Flatten(start_dim=1, end_dim=-1)
     >>> nn.Flatten()(oxmera.zeros(32, 1, 5, 5)).shape
-    (32, 25)
+    oxmera.Size([32, 25])
     >>> nn.Flatten(0, 2)(oxmera.zeros(32, 1, 5, 5)).shape
-    (160, 5)
+    oxmera.Size([160, 5])
     """
 
     def __init__(self, start_dim=1, end_dim=-1):
@@ -42,7 +42,7 @@ class Unflatten(Module):
     >>> layer
     Unflatten(dim=1, unflattened_size=(2, 5, 5))
     >>> layer(oxmera.zeros(2, 50)).shape
-    (2, 2, 5, 5)
+    oxmera.Size([2, 2, 5, 5])
     """
 
     def __init__(self, dim, unflattened_size):

@@ -56,7 +56,7 @@ class Linear(Module):
     >>> layer
     Linear(in_features=20, out_features=30, bias=True)
     >>> layer(oxmera.randn(128, 20)).shape
-    (128, 30)
+    oxmera.Size([128, 30])
     """
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
@@ -101,7 +101,7 @@ class Bilinear(Module):
     >>> from oxmera import nn
     >>> layer = nn.Bilinear(20, 30, 40)
     >>> layer(oxmera.randn(128, 20), oxmera.randn(128, 30)).shape
-    (128, 40)
+    oxmera.Size([128, 40])
     """
 
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,

@@ -165,7 +165,7 @@ class CrossEntropyLoss(_WeightedLoss):
     tensor(0.6691, dtype=float32, grad_fn=<DivBackward>)
     >>> out.backward()
     >>> logits.grad.shape
-    (2, 3)
+    oxmera.Size([2, 3])
     """
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,

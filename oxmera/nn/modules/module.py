@@ -47,7 +47,7 @@ class RemovableHandle:
     ...     _ = layer(oxmera.zeros(2))
     >>> _ = layer(oxmera.zeros(3))
     >>> seen
-    [(2,)]
+    [oxmera.Size([2])]
     """
 
     _next_id = itertools.count()
@@ -264,7 +264,7 @@ class Module:
     >>> [name for name, _ in model.named_parameters()]
     ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
     >>> model(oxmera.randn(3, 4)).shape
-    (3, 2)
+    oxmera.Size([3, 2])
     """
 
     training: bool
@@ -418,7 +418,7 @@ class Module:
         --------
         >>> from oxmera import nn
         >>> nn.Sequential(nn.Linear(2, 3)).get_parameter("0.bias").shape
-        (3,)
+        oxmera.Size([3])
         """
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
@@ -1029,7 +1029,7 @@ class Module:
         ...     lambda m, args, out: shapes.update(linear=out.shape))
         >>> _ = model(oxmera.randn(5, 4))
         >>> shapes
-        {'linear': (5, 3)}
+        {'linear': oxmera.Size([5, 3])}
         >>> handle.remove()
         """
         handle = RemovableHandle(self._forward_hooks, extra_dict=[

@@ -199,7 +199,7 @@ class BatchNorm2d(_BatchNorm):
     >>> bn = nn.BatchNorm2d(3, affine=False)
     >>> out = bn(oxmera.randn(4, 3, 5, 5))
     >>> out.shape, round(out.mean().item(), 5)
-    ((4, 3, 5, 5), 0.0)
+    (oxmera.Size([4, 3, 5, 5]), 0.0)
     """
 
     def _check_input_dim(self, input):
@@ -218,7 +218,7 @@ class BatchNorm3d(_BatchNorm):
     >>> import oxmera
     >>> from oxmera import nn
     >>> nn.BatchNorm3d(2)(oxmera.randn(3, 2, 2, 2, 2)).shape
-    (3, 2, 2, 2, 2)
+    oxmera.Size([3, 2, 2, 2, 2])
     """
 
     def _check_input_dim(self, input):
@@ -282,7 +282,7 @@ class InstanceNorm2d(_InstanceNorm):
     >>> import oxmera
     >>> from oxmera import nn
     >>> nn.InstanceNorm2d(3, affine=True)(oxmera.randn(2, 3, 4, 4)).shape
-    (2, 3, 4, 4)
+    oxmera.Size([2, 3, 4, 4])
     """
 
     _unbatched_ndim = 3
@@ -296,7 +296,7 @@ class InstanceNorm3d(_InstanceNorm):
     >>> import oxmera
     >>> from oxmera import nn
     >>> nn.InstanceNorm3d(2)(oxmera.randn(2, 2, 2, 2)).shape
-    (2, 2, 2, 2)
+    oxmera.Size([2, 2, 2, 2])
     """
 
     _unbatched_ndim = 4
@@ -313,7 +313,7 @@ class GroupNorm(Module):
     >>> nn.GroupNorm(2, 4)
     GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
     >>> nn.GroupNorm(2, 4)(oxmera.randn(3, 4, 5)).shape
-    (3, 4, 5)
+    oxmera.Size([3, 4, 5])
     """
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, bias=True, device=None,
@@ -362,7 +362,7 @@ class RMSNorm(Module):
     >>> nn.RMSNorm(4)
     RMSNorm((4,), eps=None, elementwise_affine=True)
     >>> nn.RMSNorm(4)(oxmera.randn(2, 4)).shape
-    (2, 4)
+    oxmera.Size([2, 4])
     """
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,

@@ -61,7 +61,7 @@ _DOC = """{kind} padding of the last {dims} dim(s): {what}.
     --------
     >>> import oxmera
     >>> from oxmera import nn
-    >>> nn.{name}({example})(oxmera.ones(1, 1{ones})).shape
+    >>> tuple(nn.{name}({example})(oxmera.ones(1, 1{ones})).shape)
     {shape}
     """
 

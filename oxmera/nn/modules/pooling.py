@@ -188,7 +188,7 @@ class AdaptiveAvgPool2d(Module):
     tensor([[[3.5],
              [7.5]]], dtype=float32)
     >>> nn.AdaptiveAvgPool2d(1)(oxmera.ones(8, 16, 5, 5)).shape
-    (8, 16, 1, 1)
+    oxmera.Size([8, 16, 1, 1])
     """
 
     def __init__(self, output_size):

@@ -25,7 +25,7 @@ class Embedding(Module):
     >>> emb
     Embedding(10, 3, padding_idx=0)
     >>> emb(oxmera.tensor([[1, 2, 4, 5], [4, 3, 2, 9]])).shape
-    (2, 4, 3)
+    oxmera.Size([2, 4, 3])
     >>> emb(oxmera.tensor([0]))
     tensor([[0., 0., 0.]], dtype=float32, grad_fn=<WhereBackward>)
     """

@@ -62,7 +62,7 @@ class TransformerEncoderLayer(Module):
     >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32,
     ...                                    batch_first=True)
     >>> layer(oxmera.randn(2, 5, 16)).shape
-    (2, 5, 16)
+    oxmera.Size([2, 5, 16])
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
@@ -115,7 +115,7 @@ class TransformerDecoderLayer(Module):
     >>> from oxmera import nn
     >>> layer = nn.TransformerDecoderLayer(d_model=16, nhead=4, dim_feedforward=32)
     >>> layer(oxmera.randn(3, 2, 16), oxmera.randn(7, 2, 16)).shape
-    (3, 2, 16)
+    oxmera.Size([3, 2, 16])
     """
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
@@ -183,7 +183,7 @@ class TransformerEncoder(Module):
     >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16)
     >>> encoder = nn.TransformerEncoder(layer, num_layers=2)
     >>> encoder(oxmera.randn(5, 3, 8)).shape
-    (5, 3, 8)
+    oxmera.Size([5, 3, 8])
     """
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
@@ -219,7 +219,7 @@ class TransformerDecoder(Module):
     >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
     >>> decoder = nn.TransformerDecoder(layer, num_layers=2)
     >>> decoder(oxmera.randn(4, 3, 8), oxmera.randn(6, 3, 8)).shape
-    (4, 3, 8)
+    oxmera.Size([4, 3, 8])
     """
 
     def __init__(self, decoder_layer, num_layers, norm=None):
@@ -260,7 +260,7 @@ class Transformer(Module):
     >>> src, tgt = oxmera.randn(6, 2, 8), oxmera.randn(4, 2, 8)
     >>> mask = nn.Transformer.generate_square_subsequent_mask(4)
     >>> model(src, tgt, tgt_mask=mask).shape
-    (4, 2, 8)
+    oxmera.Size([4, 2, 8])
     """
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
