@@ -111,5 +111,7 @@ def test_slots_and_custom_state_round_trip():
 
 
 def test_subclass_requires_grad_rules_hold():
+    # (a list of ints is float data to Tensor(...), as to torch.Tensor(...); an int64 array
+    # keeps its dtype)
     with pytest.raises(RuntimeError, match="floating point"):
-        Parameter([1, 2])
+        Parameter(np.array([1, 2]))
