@@ -1,52 +1,26 @@
-"""Data loading: ``Dataset``, ``TensorDataset``, ``Subset``, ``ConcatDataset``,
-``DataLoader``, ``random_split``, ``default_collate`` and ``default_convert``,
-as in ``torch.utils.data`` (single process; no samplers or workers).
+"""Datasets: ``Dataset``, ``IterableDataset``, ``TensorDataset``, ``StackDataset``,
+``ConcatDataset``, ``ChainDataset``, ``Subset`` and ``random_split``, as in
+``torch.utils.data.dataset``.
 
-Randomness (``DataLoader(shuffle=True)``, ``random_split``) comes from the
-``generator`` argument: a ``numpy.random.Generator`` (used as given, so its
+Randomness (``random_split``) comes from the ``generator`` argument: an
+``oxmera.Generator`` or a ``numpy.random.Generator`` (used as given, so its
 state advances), an int seed (a fresh ``numpy.random.default_rng(seed)``:
-the same seed gives the same orders), or None, which draws a seed from
-oxmera's global generator (the one ``oxmera.manual_seed`` seeds) — a
-shuffling loader draws a new one at each epoch, as PyTorch's does. The
-orders are NumPy's permutations, so they differ from PyTorch's for the
-same seed.
-
-A ``TensorDataset`` (or a ``Subset`` of one) with the default collate
-function is batched by indexing its tensors with the batch's indices,
-instead of stacking one sample at a time: the same batches, one op per
-tensor.
+the same seed gives the same split), or None, which draws a seed from
+oxmera's default generator (the one ``oxmera.manual_seed`` seeds). The
+orders are NumPy's permutations, so they differ from PyTorch's for the same
+seed.
 """
 import bisect
-import collections.abc
-import copy
 import math
 import operator
 import warnings
 from itertools import accumulate
 
-import numpy as np
-
 from oxmera._core.autograd import Tensor
-from oxmera.ops.creation import as_tensor, from_numpy, randint, tensor
-from oxmera.ops.shape import stack
+from oxmera.utils.data._utils import draw_from, keep_generator
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "random_split",
-           "default_collate", "default_convert"]
-
-
-# -- generators -----------------------------------------------------------------------------
-
-def _numpy_generator(generator, name):
-    """The NumPy generator behind ``generator`` (see the module docstring)."""
-    if generator is None:
-        seed = int(randint(0, 2 ** 62, (1,))._data[0])
-        return np.random.default_rng(seed)
-    if isinstance(generator, np.random.Generator):
-        return generator
-    if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
-        return np.random.default_rng(int(generator))
-    raise TypeError(f"{name}: generator must be a numpy.random.Generator, an int seed or None, "
-                    f"got {type(generator).__name__}")
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
+           "ChainDataset", "Subset", "random_split"]
 
 
 # -- datasets -------------------------------------------------------------------------------
@@ -77,6 +51,36 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Base class of iterable-style datasets: ``iter(dataset)`` yields the samples.
+
+    For data read as a stream. A ``DataLoader`` with workers gives each
+    worker a copy of the dataset: ``__iter__`` shards the stream itself with
+    :func:`get_worker_info` (as in PyTorch), or each worker yields it all.
+    ``a + b`` chains two iterable datasets.
+
+    Examples
+    --------
+    >>> from oxmera.utils.data import IterableDataset, get_worker_info
+    >>> class Range(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         info = get_worker_info()
+    ...         if info is None:                       # the main process: everything
+    ...             return iter(range(self.n))
+    ...         return iter(range(info.id, self.n, info.num_workers))
+    >>> list(Range(3) + Range(2))
+    [0, 1, 2, 0, 1]
+    """
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -119,6 +123,69 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0] if self.tensors else 0
 
 
+class StackDataset(Dataset):
+    """Several datasets of the same length side by side: sample ``i`` is the tuple
+    (or dict) of their ``i``-th samples.
+
+    Parameters
+    ----------
+    *args : Dataset
+        Datasets whose samples form a tuple.
+    **kwargs : Dataset
+        Datasets whose samples form a dict, by keyword (not with ``args``).
+
+    Examples
+    --------
+    >>> from oxmera.utils.data import StackDataset
+    >>> StackDataset([1, 2], ["a", "b"])[1]
+    (2, 'b')
+    >>> StackDataset(x=[1, 2], y=["a", "b"])[0]
+    {'x': 1, 'y': 'a'}
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset: supported either tuple- (via args) or dict- (via "
+                             "kwargs) like input/output, but both types are given")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: at least one dataset should be passed")
+        datasets = list(args or kwargs.values())
+        lengths = [len(d) for d in datasets]
+        if any(n != lengths[0] for n in lengths):
+            raise ValueError(f"StackDataset: size mismatch between datasets: lengths {lengths}")
+        self._length = lengths[0]
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        named = isinstance(self.datasets, dict)
+        columns = {}
+        for key, d in (self.datasets.items() if named else enumerate(self.datasets)):
+            columns[key] = _getitems(d, indices)
+        if named:
+            return [{k: columns[k][j] for k in columns} for j in range(len(indices))]
+        return [tuple(columns[k][j] for k in columns) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
+
+
+def _getitems(dataset, indices):
+    """``dataset``'s samples at ``indices``, through its ``__getitems__`` if it has one."""
+    getitems = getattr(dataset, "__getitems__", None)
+    if not callable(getitems):
+        return [dataset[i] for i in indices]
+    items = getitems(indices)
+    if len(items) != len(indices):
+        raise ValueError(f"{type(dataset).__name__}.__getitems__: expected {len(indices)} "
+                         f"samples, got {len(items)}")
+    return items
+
+
 class Subset(Dataset):
     """The samples of ``dataset`` at ``indices``, in that order.
 
@@ -146,6 +213,9 @@ class Subset(Dataset):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
+    def __getitems__(self, indices):
+        return _getitems(self.dataset, [self.indices[i] for i in indices])
+
     def __len__(self):
         return len(self.indices)
 
@@ -170,6 +240,10 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise TypeError("ConcatDataset does not support IterableDataset (chain them with "
+                                "ChainDataset)")
         self.cumulative_sizes = list(accumulate(len(d) for d in self.datasets))
 
     def __len__(self):
@@ -188,6 +262,47 @@ class ConcatDataset(Dataset):
                              f"{len(self)} samples")
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][index - start]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other, chained as they are iterated.
+
+    Parameters
+    ----------
+    datasets : iterable of IterableDataset
+        The datasets to chain.
+
+    Examples
+    --------
+    >>> from oxmera.utils.data import ChainDataset, IterableDataset
+    >>> class Letters(IterableDataset):
+    ...     def __init__(self, text):
+    ...         self.text = text
+    ...     def __iter__(self):
+    ...         return iter(self.text)
+    ...     def __len__(self):
+    ...         return len(self.text)
+    >>> chain = ChainDataset([Letters("ab"), Letters("cde")])
+    >>> list(chain), len(chain)
+    (['a', 'b', 'c', 'd', 'e'], 5)
+    """
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def _checked(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset only supports IterableDataset, got "
+                                f"{type(d).__name__}")
+            yield d
+
+    def __iter__(self):
+        for d in self._checked():
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self._checked())
 
 
 def random_split(dataset, lengths, generator=None):
@@ -242,238 +357,7 @@ def random_split(dataset, lengths, generator=None):
     if sum(lengths) != n:
         raise ValueError(f"random_split(): sum of input lengths ({sum(lengths)}) does not equal "
                          f"the length of the input dataset ({n})")
-    permutation = _numpy_generator(generator, "random_split()").permutation(n).tolist()
+    rng = draw_from(keep_generator(generator, "random_split()"))
+    permutation = rng.permutation(n).tolist()
     return [Subset(dataset, permutation[end - length:end])
             for end, length in zip(accumulate(lengths), lengths)]
-
-
-# -- collation ------------------------------------------------------------------------------
-
-def _is_numeric_array(value):
-    return value.dtype.kind in "biufc"
-
-
-def default_convert(data):
-    """Turn NumPy arrays (also inside dicts, lists and tuples) into tensors.
-
-    The ``collate_fn`` of a ``DataLoader`` with ``batch_size=None``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from oxmera.utils.data import default_convert
-    >>> default_convert({'x': np.array([1.0, 2.0]), 'name': 'a'})
-    {'x': tensor([1., 2.], dtype=float64), 'name': 'a'}
-    """
-    if isinstance(data, Tensor):
-        return data
-    if isinstance(data, np.ndarray):
-        return as_tensor(data) if _is_numeric_array(data) else data
-    if isinstance(data, np.generic):
-        return as_tensor(data) if _is_numeric_array(np.asarray(data)) else data
-    if isinstance(data, collections.abc.Mapping):
-        return _rebuild_mapping(data, {key: default_convert(value)
-                                       for key, value in data.items()})
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, tuple):
-        return [default_convert(d) for d in data]
-    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        try:
-            return type(data)([default_convert(d) for d in data])
-        except TypeError:
-            return [default_convert(d) for d in data]
-    return data
-
-
-def _rebuild_mapping(mapping, items):
-    """``items`` in a mapping of ``mapping``'s type (a copy of it, for mutable ones)."""
-    if isinstance(mapping, collections.abc.MutableMapping):
-        clone = copy.copy(mapping)
-        clone.update(items)
-        return clone
-    try:
-        return type(mapping)(items)
-    except TypeError:
-        return items
-
-
-def default_collate(batch):
-    """Merge a list of samples into a batch, as PyTorch's ``default_collate``.
-
-    Tensors are stacked along a new first dimension; NumPy arrays and
-    NumPy scalars become stacked tensors; Python floats a float64 tensor,
-    ints an int64 tensor, bools a bool tensor; strings and bytes stay as
-    given (a list, or a tuple for a field of tuple samples, as in PyTorch).
-    Dicts are collated per key, named tuples per field, and other sequences
-    per position (tuples become lists, as in PyTorch).
-
-    Parameters
-    ----------
-    batch : list
-        The samples, all of the same structure.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> from oxmera.utils.data import default_collate
-    >>> default_collate([(oxmera.tensor([1.0, 2.0]), 0), (oxmera.tensor([3.0, 4.0]), 1)])
-    [tensor([[1., 2.],
-            [3., 4.]], dtype=float32), tensor([0, 1], dtype=int64)]
-    >>> default_collate([{'x': 1.5, 'id': 'a'}, {'x': 2.5, 'id': 'b'}])
-    {'x': tensor([1.5, 2.5], dtype=float64), 'id': ['a', 'b']}
-    """
-    if not isinstance(batch, collections.abc.Sequence) or isinstance(batch, (str, bytes)):
-        raise TypeError(f"default_collate: expected a list of samples, got "
-                        f"{type(batch).__name__}")
-    if len(batch) == 0:
-        raise ValueError("default_collate: the batch is empty")
-    elem = batch[0]
-    if isinstance(elem, Tensor):
-        return stack(list(batch), 0)
-    if isinstance(elem, (np.ndarray, np.generic)) and not isinstance(elem, (np.str_, np.bytes_)):
-        arrays = [np.asarray(b) for b in batch]
-        if not _is_numeric_array(arrays[0]):
-            raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, "
-                            f"numbers, dicts or lists; found an array of dtype "
-                            f"{arrays[0].dtype}")
-        shapes = {a.shape for a in arrays}
-        if len(shapes) != 1:
-            raise RuntimeError(f"default_collate: stack expects each array to be equal size, "
-                               f"but got shapes {sorted(shapes)}")
-        return from_numpy(np.stack(arrays))
-    if isinstance(elem, bool):
-        return tensor(list(batch), dtype=np.bool_)
-    if isinstance(elem, float):
-        return tensor(list(batch), dtype=np.float64)
-    if isinstance(elem, int):
-        return tensor(list(batch), dtype=np.int64)
-    if isinstance(elem, (str, bytes)):
-        return batch
-    if isinstance(elem, collections.abc.Mapping):
-        return _rebuild_mapping(elem, {key: default_collate([d[key] for d in batch])
-                                       for key in elem})
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
-    if isinstance(elem, collections.abc.Sequence):
-        size = len(elem)
-        if any(len(sample) != size for sample in batch):
-            raise RuntimeError("default_collate: each element in list of batch should be of "
-                               "equal size")
-        collated = [default_collate(samples) for samples in zip(*batch)]
-        if isinstance(elem, (tuple, list)):
-            return collated         # a list for tuples too, as PyTorch does
-        try:
-            return type(elem)(collated)
-        except TypeError:
-            return collated
-    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, "
-                    f"dicts or lists; found {type(elem).__name__}")
-
-
-# -- the loader -----------------------------------------------------------------------------
-
-def _tensor_dataset_rows(dataset, indices):
-    """``indices`` mapped down to a TensorDataset under Subsets, or None if there is none."""
-    while isinstance(dataset, Subset):
-        try:
-            indices = [dataset.indices[i] for i in indices]
-        except (IndexError, TypeError):
-            return None, None
-        dataset = dataset.dataset
-    if type(dataset) is TensorDataset:
-        return dataset, indices
-    return None, None
-
-
-class DataLoader:
-    """Iterate over a dataset in batches, optionally shuffled.
-
-    Parameters
-    ----------
-    dataset : Dataset
-        A map-style dataset (``__getitem__`` and ``__len__``); a list works.
-    batch_size : int or None, default 1
-        Samples per batch; None yields the samples one by one, unbatched
-        (through ``default_convert`` unless ``collate_fn`` is given).
-    shuffle : bool, default False
-        Visit the samples in a new random order at every epoch.
-    drop_last : bool, default False
-        Drop the last batch when it is smaller than ``batch_size``.
-    collate_fn : callable, optional
-        Merges a list of samples into a batch (default ``default_collate``).
-    generator : numpy.random.Generator, int or None
-        Randomness of the shuffling (see the module docstring): with an
-        int seed the sequence of epoch orders is the same each time a
-        loader is made; with None it follows ``oxmera.manual_seed``.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> from oxmera.utils.data import DataLoader, TensorDataset
-    >>> ds = TensorDataset(oxmera.arange(10.0).reshape(5, 2), oxmera.arange(5))
-    >>> loader = DataLoader(ds, batch_size=2)
-    >>> len(loader)
-    3
-    >>> [y.tolist() for _, y in loader]
-    [[0, 1], [2, 3], [4]]
-    >>> shuffled = DataLoader(ds, batch_size=2, shuffle=True, drop_last=True, generator=0)
-    >>> [len(y) for _, y in shuffled]     # 2 batches of 2 of the 5 samples, in a random order
-    [2, 2]
-    """
-
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None,
-                 generator=None):
-        if batch_size is not None:
-            if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
-                    or batch_size <= 0:
-                raise ValueError(f"DataLoader: batch_size should be a positive integer value "
-                                 f"or None, but got batch_size={batch_size!r}")
-            batch_size = int(batch_size)
-        elif drop_last:
-            raise ValueError("DataLoader: batch_size=None option disables auto-batching and is "
-                             "mutually exclusive with drop_last")
-        # An int seed starts one NumPy generator: each epoch continues its stream.
-        self._rng = None if generator is None else _numpy_generator(generator, "DataLoader")
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = bool(shuffle)
-        self.drop_last = bool(drop_last)
-        self.collate_fn = collate_fn
-        self.generator = generator
-
-    def __len__(self):
-        n = len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def _order(self):
-        n = len(self.dataset)
-        if not self.shuffle:
-            return range(n)
-        rng = self._rng if self._rng is not None else _numpy_generator(None, "DataLoader")
-        return rng.permutation(n).tolist()
-
-    def __iter__(self):
-        order = self._order()
-        if self.batch_size is None:
-            convert = default_convert if self.collate_fn is None else self.collate_fn
-            for index in order:
-                yield convert(self.dataset[index])
-            return
-        size = self.batch_size
-        for start in range(0, len(order), size):
-            indices = order[start:start + size]
-            if len(indices) < size and self.drop_last:
-                return
-            yield self._fetch(list(indices))
-
-    def _fetch(self, indices):
-        if self.collate_fn is None:
-            base, rows = _tensor_dataset_rows(self.dataset, indices)
-            if base is not None:
-                rows = np.asarray(rows, dtype=np.int64)
-                return [t[rows] for t in base.tensors]
-            return default_collate([self.dataset[i] for i in indices])
-        return self.collate_fn([self.dataset[i] for i in indices])
