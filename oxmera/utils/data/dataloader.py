@@ -386,8 +386,6 @@ def _shutdown_live_iterators():
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
-    _shutdown = True        # until the workers exist: __del__ of a half-made iterator
-
     def __init__(self, loader):
         super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
@@ -398,6 +396,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues = []
         self._workers = []
         self._shutdown = False
+        self._stop_workers = weakref.finalize(
+            self, _stop_workers, os.getpid(), self._workers, self._index_queues,
+            self._worker_result_queue, self._workers_done_event)
         _live_iterators.add(self)
         try:
             for worker_id in range(self._num_workers):
@@ -531,26 +532,34 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues[worker_id].put(None)
 
     def _shutdown_workers(self):
-        if self._shutdown:
-            return
-        self._shutdown = True
-        _live_iterators.discard(self)
-        try:
-            self._workers_done_event.set()
-            for index_queue in self._index_queues:
-                index_queue.put(None)
-            for worker in self._workers:
-                worker.join(timeout=MP_STATUS_CHECK_INTERVAL)
-        finally:
-            for worker in self._workers:
-                if worker.is_alive():
-                    worker.terminate()
-                    worker.join()
-            for index_queue in self._index_queues:
-                index_queue.close()
-            self._worker_result_queue.cancel_join_thread()
-            self._worker_result_queue.close()
+        if not self._shutdown:
+            self._shutdown = True
+            self._stop_workers()
 
-    def __del__(self):
-        self._shutdown_workers()
 
+def _stop_workers(owner_pid, workers, index_queues, result_queue, done_event):
+    """Stop an iterator's workers: ask them to exit, then terminate the ones that do not.
+
+    The iterator's weakref.finalize calls it when the iterator is collected or
+    shut down, or at the program's end. Being the finalizer's argument keeps
+    the queues reachable, so a garbage-collected iterator still has working
+    queues here (collected with it, their feeder threads would already be
+    closed, and the workers would never get the None that stops them).
+    """
+    if os.getpid() != owner_pid:
+        return          # a forked worker inherited the iterator: not its workers to stop
+    try:
+        done_event.set()
+        for index_queue in index_queues:
+            index_queue.put(None)
+        for worker in workers:
+            worker.join(timeout=MP_STATUS_CHECK_INTERVAL)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+                worker.join()
+        for index_queue in index_queues:
+            index_queue.close()
+        result_queue.cancel_join_thread()
+        result_queue.close()

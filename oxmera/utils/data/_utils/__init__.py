@@ -72,7 +72,10 @@ class ExceptionWrapper:
         except Exception:
             # The type takes other arguments: say so in a RuntimeError instead.
             raise RuntimeError(msg) from None
-        raise exception
+        try:
+            raise exception
+        finally:
+            del exception       # no cycle through this frame: the caller's frames free early
 
 
 class KeyErrorMessage(str):
