@@ -325,3 +325,31 @@ def test_getitems_is_used_for_batches():
     loader = DataLoader(Subset(Batched(), [4, 3, 2, 1, 0]), batch_size=2)
     assert [b.tolist() for b in loader] == [[40, 30], [20, 10], [0]]
     assert calls == [[4, 3], [2, 1], [0]]
+
+
+def test_the_base_classes_are_generic_as_in_pytorch():
+    class Pairs(Dataset[tuple]):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return i, -i
+
+    class Backwards(Sampler[int]):
+        def __iter__(self):
+            return iter([2, 1, 0])
+
+    class Ones(IterableDataset[int]):
+        def __iter__(self):
+            return iter([1, 1])
+
+    loader: DataLoader[tuple] = DataLoader(Pairs(), batch_size=3, sampler=Backwards())
+    assert [b.tolist() for b in next(iter(loader))] == [[2, 1, 0], [-2, -1, 0]]
+    assert list(Ones()) == [1, 1] and Subset[int] is not None and ConcatDataset[int] is not None
+
+
+def test_random_split_takes_an_oxmera_generator():
+    from oxmera.utils.data import random_split
+    split = lambda: [list(p) for p in random_split(range(12), [0.5, 0.5],  # noqa: E731
+                                                   generator=oxmera.Generator().manual_seed(2))]
+    assert split() == split() and sorted(split()[0] + split()[1]) == list(range(12))

@@ -36,6 +36,7 @@ import threading
 import time
 import warnings
 import weakref
+from typing import Generic, TypeVar
 
 from oxmera.utils.data._utils import (MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, draw_seed,
                                       keep_generator)
@@ -45,6 +46,8 @@ from oxmera.utils.data._utils.worker import (_IterableDatasetStopIteration, _Res
                                              _worker_loop, get_worker_info)
 from oxmera.utils.data.dataset import IterableDataset
 from oxmera.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+
+T_co = TypeVar("T_co", covariant=True)
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -69,7 +72,7 @@ def _fork_is_safe():
                for t in threading.enumerate())
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterate over a dataset in batches: shuffled or by a sampler, in worker processes
     or not.
 
@@ -83,7 +86,7 @@ class DataLoader:
         (through ``default_convert`` unless ``collate_fn`` is given).
     shuffle : bool, default False
         Visit the samples in a new random order at every epoch (a
-        :class:`RandomSampler`); not with ``sampler`` or an iterable dataset.
+        ``RandomSampler``); not with ``sampler`` or an iterable dataset.
     sampler : Sampler or iterable, optional
         The order of the indices (instead of ``shuffle``).
     batch_sampler : Sampler or iterable, optional

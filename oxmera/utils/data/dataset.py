@@ -15,9 +15,12 @@ import math
 import operator
 import warnings
 from itertools import accumulate
+from typing import Generic, TypeVar
 
 from oxmera._core.autograd import Tensor
 from oxmera.utils.data._utils import draw_from, keep_generator
+
+T_co = TypeVar("T_co", covariant=True)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
@@ -25,11 +28,12 @@ __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Conca
 
 # -- datasets -------------------------------------------------------------------------------
 
-class Dataset:
+class Dataset(Generic[T_co]):
     """Base class of map-style datasets: ``dataset[i]`` is the i-th sample.
 
     Subclasses implement ``__getitem__`` and, for ``DataLoader``,
-    ``__len__``; ``a + b`` concatenates two datasets.
+    ``__len__``; ``a + b`` concatenates two datasets. As in PyTorch it is
+    generic in the sample's type: ``class Pairs(Dataset[tuple])`` works.
 
     Examples
     --------
@@ -53,12 +57,12 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """Base class of iterable-style datasets: ``iter(dataset)`` yields the samples.
 
     For data read as a stream. A ``DataLoader`` with workers gives each
     worker a copy of the dataset: ``__iter__`` shards the stream itself with
-    :func:`get_worker_info` (as in PyTorch), or each worker yields it all.
+    ``get_worker_info()`` (as in PyTorch), or each worker yields it all.
     ``a + b`` chains two iterable datasets.
 
     Examples
@@ -123,7 +127,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0] if self.tensors else 0
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Several datasets of the same length side by side: sample ``i`` is the tuple
     (or dict) of their ``i``-th samples.
 
@@ -186,7 +190,7 @@ def _getitems(dataset, indices):
     return items
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``, in that order.
 
     Parameters
@@ -220,7 +224,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """Several datasets one after the other.
 
     Parameters

@@ -24,7 +24,7 @@ class DistributedSampler(Sampler):
     replicas get the same number, or, with ``drop_last``, cut to a multiple
     of ``num_replicas``; replica ``rank`` takes every ``num_replicas``-th
     index from ``rank``. With ``shuffle`` every replica draws the same
-    permutation, from ``seed + epoch``: call :meth:`set_epoch` before each
+    permutation, from ``seed + epoch``: call ``set_epoch`` before each
     epoch for a new order (the permutation is NumPy's PCG64, not PyTorch's).
 
     Parameters

@@ -12,18 +12,23 @@ NumPy's PCG64, so they differ from PyTorch's for the same seed; lengths,
 index sets and errors are PyTorch's.
 """
 import numbers
+from typing import Generic, TypeVar
 
 import numpy as np
 
 from oxmera._core.autograd import Tensor
 from oxmera.utils.data._utils import draw_from, keep_generator
 
+T_co = TypeVar("T_co", covariant=True)
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
            "WeightedRandomSampler", "BatchSampler"]
 
 
-class Sampler:
+class Sampler(Generic[T_co]):
     """Base class of samplers: subclasses define ``__iter__`` (and ``__len__``).
+
+    Generic in the index type, as in PyTorch (``Sampler[int]``).
 
     Examples
     --------

@@ -64,7 +64,7 @@ _worker_info = None
 
 
 def get_worker_info():
-    """The current worker's :class:`WorkerInfo` in a ``DataLoader`` worker process,
+    """The current worker's ``WorkerInfo`` in a ``DataLoader`` worker process,
     None in the main process.
 
     An ``IterableDataset`` uses it in ``__iter__`` to give each worker its
