@@ -339,8 +339,10 @@ _PROGRAM = textwrap.dedent("""
     import oxmera
     from oxmera.utils.data import DataLoader, TensorDataset
 
-    loader = DataLoader(TensorDataset(oxmera.arange(100)), batch_size=2, num_workers=2,
-                        persistent_workers={persistent})
+    # Batches of 400 kB: the unread ones fill the result pipe, which must not keep a
+    # worker from exiting.
+    loader = DataLoader(TensorDataset(oxmera.zeros(100, 50_000)), batch_size=2,
+                        num_workers=2, persistent_workers={persistent})
     it = iter(loader)
     next(it)
     print(" ".join(str(w.pid) for w in it._workers), flush=True)
@@ -364,8 +366,14 @@ def test_no_worker_outlives_the_program():
     finally:
         for run in runs:
             run.kill()
+    left = []
     for (persistent, kill), run, (out, err) in zip(cases, runs, outputs):
         assert run.returncode == (-signal.SIGKILL if kill else 0), err
         pids = [int(p) for p in out.split()]
         assert len(pids) == 2
-        assert _wait_gone(pids, 10.0), (persistent, kill, [p for p in pids if _alive(p)])
+        if not _wait_gone(pids, 10.0):
+            left.append((persistent, kill, [p for p in pids if _alive(p)]))
+    for _, _, pids in left:            # a failure must not leave them running either
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"workers outlived their program (persistent, killed, pids): {left}"

@@ -304,7 +304,8 @@ class DataLoader(Generic[T_co]):
     def __iter__(self):
         if not self.persistent_workers or self.num_workers == 0:
             return self._get_iterator()
-        if self._iterator is None:
+        if self._iterator is None or self._iterator._shutdown:
+            # (shut down: its workers died or were stopped; start new ones)
             self._iterator = self._get_iterator()
         else:
             self._iterator._reset(self)

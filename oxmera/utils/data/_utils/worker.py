@@ -108,6 +108,7 @@ class _ParentWatchdog:
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
                  collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
     global _worker_info
+    watchdog = _ParentWatchdog()
     try:
         seed = base_seed + worker_id
         random.seed(seed)
@@ -127,7 +128,6 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             init_exception = ExceptionWrapper(where=where)
 
         iteration_end = False
-        watchdog = _ParentWatchdog()
         while watchdog.is_alive():
             try:
                 task = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
@@ -162,7 +162,8 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             del data, idx, index, task      # free the batch before waiting for the next task
     except KeyboardInterrupt:
         pass        # the main process gets it too and shuts the workers down
-    if done_event.is_set():
-        # Nobody reads the results any more: exit without flushing them.
+    if done_event.is_set() or not watchdog.is_alive():
+        # Nobody reads the results any more: exit without flushing them (a full pipe
+        # would block the exit forever).
         data_queue.cancel_join_thread()
         data_queue.close()
