@@ -283,6 +283,11 @@ def test_persistent_workers_are_reused_across_epochs():
     for _ in range(3):
         assert sorted(i for b in stream for i in b.tolist()) == list(range(9))
     workers = [w.pid for w in persistent._iterator._workers]
+    persistent._iterator._shutdown_workers()      # as after a dead worker: new ones next
+    assert _wait_gone(workers)
+    again = _pids(persistent)
+    assert len(again) == 2 and again.isdisjoint(first)
+    workers = [w.pid for w in persistent._iterator._workers]
     del persistent, it
     gc.collect()
     assert _wait_gone(workers)
