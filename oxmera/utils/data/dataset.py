@@ -320,7 +320,7 @@ def random_split(dataset, lengths, generator=None):
         The subsets' lengths, summing to ``len(dataset)``; or fractions
         summing to 1, each subset getting ``floor(fraction * len)`` samples
         and the remainder going one each to the first subsets.
-    generator : numpy.random.Generator, int or None
+    generator : oxmera.Generator, numpy.random.Generator, int or None
         Randomness of the split (see the module docstring).
 
     Returns
