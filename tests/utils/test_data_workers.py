@@ -382,3 +382,42 @@ def test_no_worker_outlives_the_program():
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
     assert not left, f"workers outlived their program (persistent, killed, pids): {left}"
+
+
+def _value(batch):
+    return batch.tolist() if hasattr(batch, "tolist") else batch
+
+
+class _ShardsVia:
+    """range(n) sharded with the given library's get_worker_info (torch's or ours)."""
+
+    def __init__(self, n, worker_info):
+        self.n, self.worker_info = n, worker_info
+
+    def __iter__(self):
+        info = self.worker_info()
+        return iter(range(info.id, self.n, info.num_workers))
+
+
+class _OurShards(_ShardsVia, IterableDataset):
+    pass
+
+
+def test_worker_batches_in_pytorchs_order():
+    torch = pytest.importorskip("torch")
+    tdata = torch.utils.data
+    class _TorchShards(_ShardsVia, tdata.IterableDataset):
+        pass
+    for kwargs in [dict(batch_size=3), dict(batch_size=3, drop_last=True),
+                   dict(batch_size=None)]:
+        ours = DataLoader(_OurShards(11, get_worker_info), num_workers=2, timeout=10,
+                          multiprocessing_context=FORK, **kwargs)
+        theirs = tdata.DataLoader(_TorchShards(11, tdata.get_worker_info), num_workers=2,
+                                  timeout=10, multiprocessing_context=FORK, **kwargs)
+        assert [_value(b) for b in ours] == [_value(b) for b in theirs]
+    for kwargs in [dict(batch_size=4), dict(batch_sampler=[[3, 1], [0], [2, 2, 2]])]:
+        ours = DataLoader(list(range(9)), num_workers=2, multiprocessing_context=FORK,
+                          timeout=10, **kwargs)
+        theirs = tdata.DataLoader(list(range(9)), num_workers=2, timeout=10,
+                                  multiprocessing_context=FORK, **kwargs)
+        assert [b.tolist() for b in ours] == [b.tolist() for b in theirs]
