@@ -11,7 +11,11 @@ by pickling. Each worker seeds ``random`` and oxmera's default generator
 with ``base_seed + worker_id``, the base seed drawn from the loader's
 ``generator`` once per iterator (NumPy's global legacy generator is not
 seeded, as in PyTorch: seed it in ``worker_init_fn`` if the dataset uses
-it).
+it). Every loader draws that seed, with workers or not, so a shuffling
+loader's orders are the same for any ``num_workers``; with
+``persistent_workers`` the iterator, and so the seed, is kept between
+epochs, so from the second epoch on its orders differ from a
+non-persistent loader's (as in PyTorch).
 
 The workers start with the ``fork`` method on Linux when the process runs
 no other thread (besides multiprocessing's queue feeders): a fork then
