@@ -181,3 +181,18 @@ def test_too_many_workers_warns():
         warnings.simplefilter("always")
         DataLoader(TensorDataset(Y), num_workers=10_000)
     assert any("worker processes in total" in str(w.message) for w in caught)
+
+
+def test_signatures_like_pytorch():
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    def params(f):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(f).parameters.values()]
+    for name in oxmera.utils.data.__all__:
+        theirs = getattr(torch.utils.data, name)
+        if name == "random_split":          # PyTorch's default is its default generator
+            assert [p[:2] for p in params(theirs)] == \
+                [p[:2] for p in params(oxmera.utils.data.random_split)]
+            continue
+        assert params(getattr(oxmera.utils.data, name)) == params(theirs), name

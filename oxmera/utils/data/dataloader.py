@@ -236,7 +236,7 @@ class DataLoader(Generic[T_co]):
         self._iterator = None
         self._initialized = True
         if num_workers > 0:
-            self._check_worker_number_rationality()
+            self.check_worker_number_rationality()
 
     # -- configuration ------------------------------------------------------------------
 
@@ -285,7 +285,8 @@ class DataLoader(Generic[T_co]):
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def _check_worker_number_rationality(self):
+    def check_worker_number_rationality(self):
+        """Warn (as PyTorch) when ``num_workers`` exceeds the CPUs this process may use."""
         try:
             cpus = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
