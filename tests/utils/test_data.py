@@ -231,8 +231,11 @@ def test_loader_errors(kwargs, error, match):
 
 
 def test_an_empty_dataset_gives_no_batches():
-    loader = DataLoader(TensorDataset(oxmera.zeros(0, 3)), batch_size=2, shuffle=True)
+    loader = DataLoader(TensorDataset(oxmera.zeros(0, 3)), batch_size=2)
     assert len(loader) == 0 and list(loader) == []
+    # Shuffling an empty dataset is an error in PyTorch too (RandomSampler's num_samples).
+    with pytest.raises(ValueError, match="num_samples should be a positive integer value"):
+        DataLoader(TensorDataset(oxmera.zeros(0, 3)), batch_size=2, shuffle=True)
 
 
 # -- random_split ---------------------------------------------------------------------------
