@@ -7,6 +7,8 @@ import numpy as _np
 
 from oxmera._core import autograd as _autograd_core
 from oxmera._device import device, get_default_device, set_default_device
+from oxmera._layout import (channels_last, channels_last_3d, contiguous_format, layout,
+                            memory_format, preserve_format, strided)
 from oxmera import random
 from oxmera.random import (Generator, default_generator, get_rng_state, initial_seed,
                            manual_seed, seed, set_rng_state)
@@ -47,6 +49,8 @@ __all__ = [
     "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
     "save", "load", "random",
     "device", "get_default_device", "set_default_device",
+    "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
+    "layout", "strided",
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state",
     "get_default_dtype", "set_default_dtype",
