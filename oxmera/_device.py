@@ -124,6 +124,7 @@ class device:
 
 
 builtins_type = type      # (``type`` is a parameter name above, as in PyTorch)
+_device_class = device    # (``device`` is a parameter name below, as in PyTorch)
 
 _CPU = device("cpu")
 
@@ -152,6 +153,18 @@ def check_cpu(where, dev):
             f"{where}: cannot use device '{dev}': oxmera computes on the CPU with NumPy "
             f"(only device 'cpu' exists; use device='cpu', or leave device out)")
     return dev
+
+
+def cuda_device(device=None):
+    """The device a ``.cuda(device)`` call names: ``"cuda"``, or CUDA device ``device``.
+
+    As in PyTorch, an int is a CUDA device index; a string or device is taken as it is.
+    """
+    if device is None:
+        return "cuda"
+    if isinstance(device, (str, _device_class)):
+        return device
+    return _device_class("cuda", device)
 
 
 def set_default_device(device):

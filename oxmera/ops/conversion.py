@@ -271,12 +271,7 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     ...
     RuntimeError: Tensor.cuda(): cannot use device 'cuda': oxmera computes on the CPU with NumPy (only device 'cpu' exists; use device='cpu', or leave device out)
     """
-    _device.check_cpu("Tensor.cuda()", "cuda" if device is None else _cuda_device(device))
-
-
-def _cuda_device(device):
-    # cuda(1) names CUDA device 1, as in PyTorch; a device object or string as it is.
-    return device if isinstance(device, (str, _device.device)) else _device.device("cuda", device)
+    _device.check_cpu("Tensor.cuda()", _device.cuda_device(device))
 
 
 def _pin_memory(self, device=None):
