@@ -6,6 +6,7 @@ Curated re-exports only; the code lives in ``oxmera._core`` (compiled),
 import numpy as _np
 
 from oxmera._core import autograd as _autograd_core
+from oxmera import _settings
 from oxmera._device import device, get_default_device, set_default_device
 from oxmera._layout import (channels_last, channels_last_3d, contiguous_format, layout,
                             memory_format, preserve_format, strided)
@@ -29,6 +30,8 @@ from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
+from oxmera import accelerator, backends, cuda
+from oxmera._settings import *  # noqa: F403
 from oxmera.serialization import load, save
 
 __version__ = "0.1.0"
@@ -47,7 +50,7 @@ short, int, long = int16, int32, int64
 
 __all__ = [
     "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
-    "save", "load", "random",
+    "save", "load", "random", "cuda", "backends", "accelerator",
     "device", "get_default_device", "set_default_device",
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     "layout", "strided",
@@ -55,6 +58,7 @@ __all__ = [
     "set_rng_state",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    *_settings.__all__,
     *_ops.activation.__all__, *_ops.conversion.__all__, *_ops.creation.__all__,
     *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
     *_ops.interop.__all__, *_ops.linalg.__all__,

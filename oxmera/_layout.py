@@ -86,3 +86,20 @@ def check_layout(where, value):
     if value is not None and value is not strided:
         raise TypeError(f"{where}: layout must be oxmera.strided (oxmera tensors are dense "
                         f"NumPy arrays; sparse layouts are not supported), got {value!r}")
+
+
+# The dimension orders (outermost first) whose C order is each channels-last format's memory.
+_ORDERS = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
+
+
+def dim_order(where, memory_format, shape):
+    """The dim order ``memory_format`` lays a tensor of ``shape`` out in, outermost first.
+
+    None for ``contiguous_format`` and ``preserve_format``; a RuntimeError
+    (naming ``where``) when a channels-last format meets the wrong rank.
+    """
+    order = _ORDERS.get(memory_format)
+    if order is not None and len(shape) != len(order):
+        raise RuntimeError(f"{where}: required rank {len(order)} tensor to use "
+                           f"{memory_format!r} format, got shape {tuple(shape)}")
+    return order

@@ -153,21 +153,13 @@ def parse_to(where, args, kwargs, allow_copy=True):
     return device, dtype, bool(non_blocking), bool(copy), memory_format
 
 
-# The axis orders (outermost first) that make each memory format's memory C order.
-_FORMAT_ORDERS = {_layout.channels_last: (4, (0, 2, 3, 1)),
-                  _layout.channels_last_3d: (5, (0, 2, 3, 4, 1))}
-
-
 def _in_format(input, memory_format, where):
     """``input`` laid out in ``memory_format`` (itself when it already is); differentiable."""
     if memory_format is None or memory_format is _layout.preserve_format:
         return input
     if memory_format is _layout.contiguous_format:
         return input if input._data.flags.c_contiguous else contiguous(input)
-    rank, order = _FORMAT_ORDERS[memory_format]
-    if input.ndim != rank:
-        raise RuntimeError(f"{where}: required rank {rank} tensor to use {memory_format!r} "
-                           f"format, got a tensor of shape {tuple(input.shape)}")
+    order = _layout.dim_order(where, memory_format, input.shape)
     if input._data.transpose(order).flags.c_contiguous:
         return input
     inverse = tuple(int(i) for i in np.argsort(order))
@@ -189,7 +181,8 @@ def to(input, *args, **kwargs):
     synchronous). The tensor itself is returned when nothing changes;
     ``copy=True`` always makes a new tensor. ``memory_format``:
     ``oxmera.preserve_format`` (the default) keeps the input's memory order,
-    ``contiguous_format`` gives C order, ``channels_last`` (4-d) and
+    ``contiguous_format`` gives C order (where PyTorch returns a non-contiguous
+    tensor that is not channels-last as it is), ``channels_last`` (4-d) and
     ``channels_last_3d`` (5-d) put dim 1 innermost. Casts between floating
     dtypes and changes of memory format are differentiable; a conversion to
     an integer or bool dtype is not (as in PyTorch).

@@ -75,11 +75,6 @@ def _shape(opname, size, size_keyword):
     return _size(size, opname)
 
 
-# Dimension orders (outermost first) whose C order is each channels-last format's memory.
-_FORMAT_ORDERS = {_layout.channels_last: (4, (0, 2, 3, 1)),
-                  _layout.channels_last_3d: (5, (0, 2, 3, 4, 1))}
-
-
 def _filled(opname, shape, fill, dtype, memory_format, like=None):
     """A new array of ``shape`` and ``dtype`` set to ``fill`` (None: uninitialized).
 
@@ -95,10 +90,7 @@ def _filled(opname, shape, fill, dtype, memory_format, like=None):
     elif memory_format is _layout.contiguous_format:
         array = np.empty(shape, dtype)
     else:
-        rank, order = _FORMAT_ORDERS[memory_format]
-        if len(shape) != rank:
-            raise RuntimeError(f"{opname}(): required rank {rank} tensor to use "
-                               f"{memory_format!r} format, got size {tuple(shape)}")
+        order = _layout.dim_order(f"{opname}()", memory_format, shape)
         inverse = tuple(int(i) for i in np.argsort(order))
         array = np.empty(tuple(shape[i] for i in order), dtype).transpose(inverse)
     if fill is not None:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from oxmera import _device
+from oxmera import _device, _layout
 from oxmera._core import autograd as _core
 from oxmera.autograd import no_grad
 from oxmera.ops import conversion as _conversion
@@ -773,6 +773,11 @@ class Module:
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
+
+        # Checked before converting anything: a failed to() leaves the module as it was.
+        for name, t in itertools.chain(self.named_parameters(), self.named_buffers()):
+            if t.ndim in (4, 5):
+                _layout.dim_order(f"Module.to() ({name!r})", memory_format, t.shape)
 
         def convert(t):
             return t.to(dtype if t.dtype.kind in "fc" else None,
