@@ -99,7 +99,7 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 
 def are_deterministic_algorithms_enabled():
-    """What :func:`use_deterministic_algorithms` last recorded (False by default).
+    """What :func:`oxmera.use_deterministic_algorithms` last recorded (False by default).
 
     Examples
     --------
@@ -111,7 +111,9 @@ def are_deterministic_algorithms_enabled():
 
 
 def is_deterministic_algorithms_warn_only_enabled():
-    """The ``warn_only`` :func:`use_deterministic_algorithms` last recorded (False by default).
+    """The ``warn_only`` that :func:`oxmera.use_deterministic_algorithms` last recorded.
+
+    False unless set.
 
     Examples
     --------
@@ -205,7 +207,7 @@ def set_num_threads(num):
 
 
 def get_num_interop_threads():
-    """The number recorded by :func:`set_num_interop_threads` (1 unless set).
+    """The number recorded by :func:`oxmera.set_num_interop_threads` (1 unless set).
 
     oxmera runs ops one after another on the calling thread: it has no
     inter-op thread pool, so the number changes nothing.

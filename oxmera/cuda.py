@@ -68,7 +68,7 @@ def manual_seed(seed):
 
 
 def manual_seed_all(seed):
-    """Accepted and ignored, as :func:`manual_seed`.
+    """Accepted and ignored, as :func:`oxmera.cuda.manual_seed`.
 
     Examples
     --------
@@ -94,10 +94,10 @@ def current_device():
     Examples
     --------
     >>> import oxmera
-    >>> oxmera.cuda.current_device()
+    >>> oxmera.cuda.current_device()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    RuntimeError: cuda.current_device(): cannot use device 'cuda': oxmera computes on the CPU with NumPy (only device 'cpu' exists; use device='cpu', or leave device out)
+    RuntimeError: cuda.current_device(): cannot use device 'cuda': oxmera computes on the CPU ...
     """
     _device.check_cpu("cuda.current_device()", "cuda")
 
@@ -108,10 +108,10 @@ def set_device(device):
     Examples
     --------
     >>> import oxmera
-    >>> oxmera.cuda.set_device(0)
+    >>> oxmera.cuda.set_device(0)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    RuntimeError: cuda.set_device(): cannot use device 'cuda:0': oxmera computes on the CPU with NumPy (only device 'cpu' exists; use device='cpu', or leave device out)
+    RuntimeError: cuda.set_device(): cannot use device 'cuda:0': oxmera computes on the CPU ...
     """
     _device.check_cpu("cuda.set_device()", _device.cuda_device(device))
 
@@ -124,9 +124,9 @@ def synchronize(device=None):
     Examples
     --------
     >>> import oxmera
-    >>> oxmera.cuda.synchronize()
+    >>> oxmera.cuda.synchronize()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    RuntimeError: cuda.synchronize(): cannot use device 'cuda': oxmera computes on the CPU with NumPy (only device 'cpu' exists; use device='cpu', or leave device out)
+    RuntimeError: cuda.synchronize(): cannot use device 'cuda': oxmera computes on the CPU ...
     """
     _device.check_cpu("cuda.synchronize()", _device.cuda_device(device))

@@ -23,7 +23,6 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.autograd import no_grad
 from oxmera import random as _random
-from oxmera.ops import creation as _creation
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "orthogonal_", "xavier_uniform_", "xavier_normal_",

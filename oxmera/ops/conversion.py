@@ -99,7 +99,7 @@ def parse_to(where, args, kwargs, allow_copy=True):
     copy=False)``, ``(dtype, non_blocking=False, copy=False)`` and ``(tensor,
     non_blocking=False, copy=False)`` (the tensor's device and dtype), each
     positionally or by keyword, plus the keyword ``memory_format``. The device
-    must be the CPU (:func:`oxmera._device.check_cpu`); ``dtype`` is a NumPy
+    must be the CPU (``oxmera._device.check_cpu``); ``dtype`` is a NumPy
     dtype or None; ``memory_format`` is None when not given. ``where`` names
     the call in messages; ``allow_copy=False`` refuses ``copy`` (``Module.to``).
     Shared by ``Tensor.to`` and ``nn.Module.to``.
@@ -240,7 +240,7 @@ def _device_of(self):
 def _cpu(self, memory_format=None):
     """The tensor on the CPU: the tensor itself (it is there), as in PyTorch.
 
-    ``memory_format`` (default: keep the tensor's) is applied as in :func:`to`.
+    ``memory_format`` (default: keep the tensor's) is applied as in ``Tensor.to``.
 
     Examples
     --------
@@ -259,10 +259,10 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     Examples
     --------
     >>> import oxmera
-    >>> oxmera.ones(2).cuda()
+    >>> oxmera.ones(2).cuda()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    RuntimeError: Tensor.cuda(): cannot use device 'cuda': oxmera computes on the CPU with NumPy (only device 'cpu' exists; use device='cpu', or leave device out)
+    RuntimeError: Tensor.cuda(): cannot use device 'cuda': oxmera computes on the CPU ...
     """
     _device.check_cpu("Tensor.cuda()", _device.cuda_device(device))
 

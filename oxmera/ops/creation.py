@@ -184,7 +184,7 @@ def zeros(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=
 
 def ones(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          size=None):
-    """A tensor of ones (default float dtype); size and keywords as :func:`zeros`.
+    """A tensor of ones (default float dtype); size and keywords as :func:`oxmera.zeros`.
 
     Examples
     --------
@@ -198,7 +198,7 @@ def ones(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def empty(*sizes, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=_layout.contiguous_format, size=None):
-    """An uninitialized tensor (default float dtype); size and keywords as :func:`zeros`.
+    """An uninitialized tensor (default float dtype); size and keywords as :func:`oxmera.zeros`.
 
     ``memory_format``: ``oxmera.contiguous_format`` (C order, the default),
     ``channels_last`` or ``channels_last_3d``. ``pin_memory`` has no effect.
@@ -219,7 +219,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
 
     Strides are counted in elements, as in PyTorch, and may overlap (a stride
     of 0 repeats an element); negative strides are refused. Keywords as
-    :func:`empty`.
+    :func:`oxmera.empty`.
 
     Examples
     --------
@@ -260,7 +260,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False):
     """A tensor filled with ``fill_value`` (dtype from it: float, int64 or bool).
 
-    Keywords as :func:`zeros`.
+    Keywords as :func:`oxmera.zeros`.
 
     Examples
     --------
@@ -305,7 +305,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=_layout.preserve_format):
-    """Ones with the shape (and dtype) of ``input``; keywords as :func:`zeros_like`.
+    """Ones with the shape (and dtype) of ``input``; keywords as :func:`oxmera.zeros_like`.
 
     Examples
     --------
@@ -318,7 +318,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=_layout.preserve_format):
-    """Uninitialized, with the shape (and dtype) of ``input``; keywords as :func:`zeros_like`.
+    """Uninitialized, with the shape (and dtype) of ``input``; as :func:`oxmera.zeros_like`.
 
     Examples
     --------
@@ -334,7 +334,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=_layout.preserve_format):
     """Filled with ``fill_value``, with the shape (and dtype) of ``input``.
 
-    Keywords as :func:`zeros_like`.
+    Keywords as :func:`oxmera.zeros_like`.
 
     Examples
     --------
@@ -471,7 +471,7 @@ def _new_filled(function, example):
                         dtype=self.dtype if dtype is None else dtype,
                         requires_grad=requires_grad)
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"""``oxmera.{function.__name__}`` of this tensor's dtype unless ``dtype`` is given.
+    method.__doc__ = f"""``oxmera.{function.__name__}``, of this tensor's dtype by default.
 
     The size is ints, one sequence or ``size=``, as ``oxmera.{function.__name__}``;
     ``device`` is the CPU (or None), ``pin_memory`` has no effect.

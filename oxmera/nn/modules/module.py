@@ -788,7 +788,7 @@ class Module:
     def type(self, dst_type):
         """Convert every parameter and buffer to ``dst_type``, integer buffers included.
 
-        As PyTorch's ``Module.type``: unlike :meth:`to`, nothing keeps its
+        As PyTorch's ``Module.type``: unlike ``to()``, nothing keeps its
         dtype. A parameter that requires grad cannot become an integer
         (a RuntimeError, nothing converted). Returns the module.
 
@@ -864,10 +864,10 @@ class Module:
         Examples
         --------
         >>> from oxmera import nn
-        >>> nn.ReLU().cuda()
+        >>> nn.ReLU().cuda()  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        RuntimeError: Module.cuda(): cannot use device 'cuda': oxmera computes on the CPU with NumPy (only device 'cpu' exists; use device='cpu', or leave device out)
+        RuntimeError: Module.cuda(): cannot use device 'cuda': oxmera computes on the CPU ...
         """
         _device.check_cpu("Module.cuda()", _device.cuda_device(device))
 
