@@ -155,16 +155,22 @@ def check_cpu(where, dev):
     return dev
 
 
-def cuda_device(device=None):
-    """The device a ``.cuda(device)`` call names: ``"cuda"``, or CUDA device ``device``.
+def cuda_device(where, device=None):
+    """The CUDA device a ``.cuda(device)`` call names (``where`` names the call).
 
-    As in PyTorch, an int is a CUDA device index; a string or device is taken as it is.
+    As in PyTorch: None is ``cuda``, an int a CUDA device index, a string or
+    device is taken as it is and must be a CUDA one (a RuntimeError otherwise).
+    Callers pass the result to :func:`check_cpu`, which refuses it.
     """
     if device is None:
-        return "cuda"
+        return _device_class("cuda")
     if isinstance(device, (str, _device_class)):
-        return device
-    return _device_class("cuda", device)
+        named = _device_class(device)
+    else:
+        named = _device_class("cuda", device)
+    if named.type != "cuda":
+        raise RuntimeError(f"{where}: invalid device '{named}', must be a cuda device")
+    return named
 
 
 def set_default_device(device):

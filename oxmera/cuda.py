@@ -113,7 +113,7 @@ def set_device(device):
     ...
     RuntimeError: cuda.set_device(): cannot use device 'cuda:0': oxmera computes on the CPU ...
     """
-    _device.check_cpu("cuda.set_device()", _device.cuda_device(device))
+    _device.check_cpu("cuda.set_device()", _device.cuda_device("cuda.set_device()", device))
 
 
 def synchronize(device=None):
@@ -129,4 +129,4 @@ def synchronize(device=None):
     ...
     RuntimeError: cuda.synchronize(): cannot use device 'cuda': oxmera computes on the CPU ...
     """
-    _device.check_cpu("cuda.synchronize()", _device.cuda_device(device))
+    _device.check_cpu("cuda.synchronize()", _device.cuda_device("cuda.synchronize()", device))

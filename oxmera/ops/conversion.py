@@ -264,7 +264,7 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     ...
     RuntimeError: Tensor.cuda(): cannot use device 'cuda': oxmera computes on the CPU ...
     """
-    _device.check_cpu("Tensor.cuda()", _device.cuda_device(device))
+    _device.check_cpu("Tensor.cuda()", _device.cuda_device("Tensor.cuda()", device))
 
 
 def _pin_memory(self, device=None):

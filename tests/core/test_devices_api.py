@@ -42,13 +42,21 @@ def test_device_attributes():
 
 @pytest.mark.parametrize("call,named", [
     (lambda x: x.cuda(), "'cuda'"), (lambda x: x.cuda(1), "'cuda:1'"),
-    (lambda x: x.cuda("cuda:2"), "'cuda:2'"), (lambda x: x.cuda(oxmera.device("mps")), "'mps'"),
+    (lambda x: x.cuda("cuda:2"), "'cuda:2'"), (lambda x: x.cuda(oxmera.device("cuda")), "'cuda'"),
     (lambda x: x.pin_memory("cuda"), "'cuda'"),
 ])
 def test_cuda_is_the_one_runtime_error(call, named):
     x = oxmera.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match=f"cannot use device {named}: {NOT_CPU}"):
         call(x)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.cuda("cpu"), lambda x: x.cuda(oxmera.device("mps")),
+                                  lambda x: oxmera.nn.Linear(1, 1).cuda("cpu:0"),
+                                  lambda x: oxmera.cuda.set_device("cpu")])
+def test_cuda_refuses_a_device_that_is_not_cuda(call):
+    with pytest.raises(RuntimeError, match="invalid device '(cpu|mps|cpu:0)', must be a cuda"):
+        call(oxmera.ones(2))
 
 
 def test_cpu_applies_a_memory_format():

@@ -869,7 +869,7 @@ class Module:
         ...
         RuntimeError: Module.cuda(): cannot use device 'cuda': oxmera computes on the CPU ...
         """
-        _device.check_cpu("Module.cuda()", _device.cuda_device(device))
+        _device.check_cpu("Module.cuda()", _device.cuda_device("Module.cuda()", device))
 
     # -- state dict ----------------------------------------------------------------------
 
