@@ -198,13 +198,18 @@ def to(input, *args, **kwargs):
     >>> x.to("cpu") is x, x.to(x, copy=True) is x
     (True, False)
     """
-    _, dtype, _, copy, memory_format = parse_to("Tensor.to()", args, kwargs)
+    if not kwargs and len(args) == 1 and isinstance(args[0], np.dtype):
+        # to(dtype), the call gradients and ops make: no parsing to pay for.
+        dtype, copy, memory_format = args[0], False, None
+    else:
+        _, dtype, _, copy, memory_format = parse_to("Tensor.to()", args, kwargs)
     result = input
     if dtype is not None and dtype != input.dtype:
         result = _cast(input, dtype)
         if dtype.kind != "f":
             result = result.detach()
-    result = _in_format(result, memory_format, "Tensor.to()")
+    if memory_format is not None:
+        result = _in_format(result, memory_format, "Tensor.to()")
     if copy and result is input:
         result = clone(input)
     return result
