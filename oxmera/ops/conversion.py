@@ -219,7 +219,8 @@ def _type(self, dtype=None):
     """The dtype's name without ``dtype``; else a conversion like ``to``."""
     if dtype is None:
         return f"oxmera.{self.dtype}"
-    return to(self, dtype)
+    # np.dtype first: to() takes a string for a device, type() for a dtype ("float64").
+    return to(self, np.dtype(dtype))
 
 
 def _caster(dtype):

@@ -180,6 +180,13 @@ def test_to_is_differentiable_through_casts_and_formats():
     assert z.grad_fn is not None and z is not x
 
 
+def test_type_still_takes_a_dtype_name_where_to_takes_a_device():
+    x = oxmera.ones(2)
+    assert x.type("float64").dtype == F64 and x.type(I64).dtype == I64
+    with pytest.raises(RuntimeError, match="device string: float64"):
+        x.to("float64")
+
+
 def test_memory_formats_are_named_singletons():
     for fmt in (oxmera.contiguous_format, oxmera.preserve_format, oxmera.channels_last,
                 oxmera.channels_last_3d):
