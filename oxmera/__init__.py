@@ -6,7 +6,10 @@ Curated re-exports only; the code lives in ``oxmera._core`` (compiled),
 import numpy as _np
 
 from oxmera._core import autograd as _autograd_core
+from oxmera import _settings
 from oxmera._device import device, get_default_device, set_default_device
+from oxmera._layout import (channels_last, channels_last_3d, contiguous_format, layout,
+                            memory_format, preserve_format, strided)
 from oxmera import random
 from oxmera.random import (Generator, default_generator, get_rng_state, initial_seed,
                            manual_seed, seed, set_rng_state)
@@ -37,6 +40,8 @@ from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
 from oxmera import linalg, nn
 from oxmera import optim, utils
+from oxmera import accelerator, backends, cuda
+from oxmera._settings import *  # noqa: F403
 from oxmera.serialization import load, save
 
 __version__ = "0.1.0"
@@ -56,12 +61,15 @@ short, int, long = int16, int32, int64
 __all__ = [
     "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
     "utils",
-    "save", "load", "random",
+    "save", "load", "random", "cuda", "backends", "accelerator",
     "device", "get_default_device", "set_default_device",
+    "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
+    "layout", "strided",
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+    *_settings.__all__,
     # the op modules star-imported above, one a line
     *_ops.activation.__all__,
     *_ops.construction.__all__,

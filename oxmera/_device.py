@@ -124,6 +124,7 @@ class device:
 
 
 builtins_type = type      # (``type`` is a parameter name above, as in PyTorch)
+_device_class = device    # (``device`` is a parameter name below, as in PyTorch)
 
 _CPU = device("cpu")
 
@@ -152,6 +153,24 @@ def check_cpu(where, dev):
             f"{where}: cannot use device '{dev}': oxmera computes on the CPU with NumPy "
             f"(only device 'cpu' exists; use device='cpu', or leave device out)")
     return dev
+
+
+def cuda_device(where, device=None):
+    """The CUDA device a ``.cuda(device)`` call names (``where`` names the call).
+
+    As in PyTorch: None is ``cuda``, an int a CUDA device index, a string or
+    device is taken as it is and must be a CUDA one (a RuntimeError otherwise).
+    Callers pass the result to :func:`check_cpu`, which refuses it.
+    """
+    if device is None:
+        return _device_class("cuda")
+    if isinstance(device, (str, _device_class)):
+        named = _device_class(device)
+    else:
+        named = _device_class("cuda", device)
+    if named.type != "cuda":
+        raise RuntimeError(f"{where}: invalid device '{named}', must be a cuda device")
+    return named
 
 
 def set_default_device(device):

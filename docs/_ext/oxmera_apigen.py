@@ -67,6 +67,9 @@ SECTIONS = {
     "oxmera.autograd.engine": "Computing gradients",
     "oxmera.autograd.grad_mode": "Grad mode",
     "oxmera.autograd.gradcheck": "Checking gradients",
+    "oxmera._device": "Devices (the CPU only)",
+    "oxmera._layout": "Memory formats and layouts",
+    "oxmera._settings": "Matmul precision, determinism and threads",
 }
 
 

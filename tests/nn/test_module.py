@@ -350,10 +350,10 @@ def test_to_errors():
     layer = nn.Linear(1, 1)
     with pytest.raises(TypeError, match="floating point"):
         layer.to(oxmera.int64)
-    with pytest.raises(RuntimeError, match="CPU only"):
+    with pytest.raises(RuntimeError, match="cannot use device 'cuda'"):
         layer.to("cuda")
     with pytest.raises(TypeError, match="unexpected keyword"):
-        layer.to(memory_format=None)
+        layer.to(memory=None)
 
 
 # -- state_dict / load_state_dict ------------------------------------------------------------

@@ -490,8 +490,11 @@ CASES = [
     # PyTorch and NumPy raise ValueError here; oxmera's TypeError is standard too.
     Bad("tensor-ragged", lambda: dict(), lambda: oxmera.tensor([[1.0, 2.0], [3.0]]), TypeError,
         (r"tensor", r"inhomogeneous")),
-    Bad("to-bad-dtype", lambda: dict(x=leaf((2,))), lambda x: x.to("float99"), TypeError,
+    # A string is a device in PyTorch's to(): an unknown one is PyTorch's RuntimeError.
+    Bad("to-bad-dtype", lambda: dict(x=leaf((2,))), lambda x: x.to("float99"), RuntimeError,
         (r"float99",)),
+    Bad("to-not-a-dtype", lambda: dict(x=leaf((2,))), lambda x: x.to(dtype="float64"),
+        TypeError, (r"dtype", r"float64")),
 ]
 
 

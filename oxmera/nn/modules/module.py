@@ -23,8 +23,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from oxmera import _device, _layout
 from oxmera._core import autograd as _core
 from oxmera.autograd import no_grad
+from oxmera.ops import conversion as _conversion
 from oxmera.nn.parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle"]
@@ -118,38 +120,6 @@ def _check_name(kind, name):
         raise KeyError(f"{kind} name can't contain \".\", got: {name!r}")
     if name == "":
         raise KeyError(f"{kind} name can't be empty string \"\"")
-
-
-def _conversion_dtype(args, kwargs):
-    """The floating dtype ``Module.to(*args, **kwargs)`` asks for, or None (device only)."""
-    kwargs = dict(kwargs)
-    dtype = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("copy", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument {next(iter(kwargs))!r}")
-    if len(args) > 2:
-        raise TypeError(f"to() takes at most 2 positional arguments, got {len(args)}")
-    for arg in args:
-        if isinstance(arg, Tensor):
-            dtype = arg.dtype
-        elif isinstance(arg, str) or arg is None:
-            device = arg
-        else:
-            try:
-                dtype = np.dtype(arg)
-            except TypeError:
-                raise TypeError(f"to() expects a dtype, a device ('cpu') or a Tensor, got "
-                                f"{arg!r}") from None
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise RuntimeError(f"to(): oxmera runs on the CPU only, got device {device!r}")
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-        if dtype.kind not in "fc":
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={dtype}")
-    return dtype
 
 
 def _plan_load(key, value, target, assign, is_parameter):
@@ -780,9 +750,13 @@ class Module:
     def to(self, *args, **kwargs):
         """Convert the floating point parameters and buffers to a dtype, in place.
 
-        Accepts ``to(dtype)``, ``to(tensor)`` (its dtype), ``to(device)``
-        with device ``"cpu"`` (the only one), and the keywords ``dtype``,
-        ``device``. Integer buffers (e.g. ``num_batches_tracked``) keep their
+        PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(tensor)`` (its dtype), each optionally followed by
+        ``non_blocking`` (no effect), and the keywords ``device=``,
+        ``dtype=``, ``non_blocking=``, ``memory_format=`` (applied to the 4-d
+        and 5-d parameters and buffers, e.g. convolution weights, as in
+        PyTorch). The device must be the CPU (a RuntimeError otherwise).
+        Integer and bool buffers (e.g. ``num_batches_tracked``) keep their
         dtype; gradients are converted with their parameters. Returns the
         module.
 
@@ -790,18 +764,50 @@ class Module:
         --------
         >>> import oxmera
         >>> from oxmera import nn
-        >>> layer = nn.Linear(2, 2).to(oxmera.float64)
+        >>> layer = nn.Linear(2, 2).to("cpu", oxmera.float64)
         >>> layer.weight.dtype
         dtype('float64')
         """
-        dtype = _conversion_dtype(args, kwargs)
-        if dtype is None:
-            return self
+        _, dtype, _, _, memory_format = _conversion.parse_to("Module.to()", args, kwargs,
+                                                             allow_copy=False)
+        if dtype is not None and dtype.kind not in "fc":
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+
+        # Checked before converting anything: a failed to() leaves the module as it was.
+        for name, t in itertools.chain(self.named_parameters(), self.named_buffers()):
+            if t.ndim in (4, 5):
+                _layout.dim_order(f"Module.to() ({name!r})", memory_format, t.shape)
 
         def convert(t):
-            return t.to(dtype) if t.dtype.kind in "fc" else t
+            return t.to(dtype if t.dtype.kind in "fc" else None,
+                        memory_format=memory_format if t.ndim in (4, 5) else None)
 
         return self._apply(convert)
+
+    def type(self, dst_type):
+        """Convert every parameter and buffer to ``dst_type``, integer buffers included.
+
+        As PyTorch's ``Module.type``: unlike ``to()``, nothing keeps its
+        dtype. A parameter that requires grad cannot become an integer
+        (a RuntimeError, nothing converted). Returns the module.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> bn = nn.BatchNorm1d(2).type(oxmera.float64)
+        >>> bn.weight.dtype, bn.num_batches_tracked.dtype
+        (dtype('float64'), dtype('float64'))
+        """
+        dtype = np.dtype(dst_type)
+        if dtype.kind not in "fc":
+            for name, param in self.named_parameters():
+                if param.requires_grad:
+                    raise RuntimeError(
+                        f"Module.type(): parameter {name!r} requires gradients and cannot "
+                        f"become {dtype} (only floating point tensors can require gradients)")
+        return self._apply(lambda t: t.to(dtype))
 
     def float(self):
         """Convert the floating point parameters and buffers to float32; returns the module.
@@ -847,6 +853,23 @@ class Module:
         ReLU()
         """
         return self
+
+    def cuda(self, device=None):
+        """Always a RuntimeError: oxmera has no CUDA device (it computes on the CPU).
+
+        Nothing is moved or changed. Write ``model.to(device)`` with a device
+        chosen by ``oxmera.cuda.is_available()`` to run the same program on
+        oxmera and PyTorch.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.ReLU().cuda()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        RuntimeError: Module.cuda(): cannot use device 'cuda': oxmera computes on the CPU ...
+        """
+        _device.check_cpu("Module.cuda()", _device.cuda_device("Module.cuda()", device))
 
     # -- state dict ----------------------------------------------------------------------
 
