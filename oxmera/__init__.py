@@ -21,7 +21,10 @@ from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
-from oxmera import linalg, nn
+from oxmera.ops.blas import *  # noqa: F403
+from oxmera.ops.pointwise import *  # noqa: F403
+from oxmera.ops.special import *  # noqa: F403
+from oxmera import linalg, nn, special
 from oxmera import optim, utils
 from oxmera.serialization import load, save
 
@@ -41,6 +44,7 @@ short, int, long = int16, int32, int64
 
 __all__ = [
     "Tensor", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim", "utils",
+    "special",
     "save", "load",
     "get_default_dtype", "set_default_dtype",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
@@ -48,6 +52,7 @@ __all__ = [
     *_ops.elementwise.__all__, *_ops.index.__all__, *_ops.inplace.__all__,
     *_ops.interop.__all__, *_ops.linalg.__all__,
     *_ops.reduce.__all__, *_ops.shape.__all__,
+    *_ops.blas.__all__, *_ops.pointwise.__all__, *_ops.special.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
 ]

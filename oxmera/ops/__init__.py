@@ -8,9 +8,11 @@ from oxmera._core import autograd as _core
 from oxmera.ops import _registry
 from oxmera.ops import (activation, conv, conversion, creation, elementwise, index, inplace,
                         interop, linalg, loss, normalization, reduce, shape)
+from oxmera.ops import blas, pointwise, special
 
 _registry.install_tensor_attributes()
 _core.set_engine_ops(reduce.sum_to, conversion._cast, elementwise.add)
 
 __all__ = ["activation", "conv", "conversion", "creation", "elementwise", "index", "inplace",
-           "interop", "linalg", "loss", "normalization", "reduce", "shape"]
+           "interop", "linalg", "loss", "normalization", "reduce", "shape",
+           "blas", "pointwise", "special"]
