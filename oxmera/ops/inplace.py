@@ -1,5 +1,6 @@
 """In-place ops: ``add_ sub_ mul_ div_ pow_ clamp_ zero_ fill_ copy_``, ``+=`` and
-friends, and ``t[index] = value``.
+friends, ``t[index] = value``, and the generated family (``exp_``, ``sigmoid_``,
+``addcmul_``...: :func:`add_inplace_methods`).
 
 How an in-place op stays differentiable: while autograd records, the op
 computes its result out of place (an ordinary recorded op), writes it into
@@ -14,6 +15,10 @@ that needs the old values raises instead of using the new ones.
 When nothing records (grad mode off, or no tensor involved requires grad)
 the arithmetic ops write with NumPy's ``out=`` directly: no copy.
 
+Every other in-place method is generated from its out-of-place function by
+:func:`add_inplace_methods` (one mechanism, the same rules): this module
+calls it for the elementwise family; another module can call it for more.
+
 What this module leaves to others: the version check (the core, at
 backward time), the ops computing the results (``elementwise``, ``index``).
 """
@@ -21,10 +26,10 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
-from oxmera.ops import _registry, elementwise
+from oxmera.ops import _registry, blas, elementwise, pointwise, special
 from oxmera.ops.index import getitem, index_error, normalize_index
 
-__all__ = ["setitem"]
+__all__ = ["setitem", "add_inplace_methods"]
 
 Tensor = _core.Tensor
 _apply = _core.apply_op
@@ -232,8 +237,8 @@ def mul_(self, other):
     return _ufunc_inplace("mul_", np.multiply, self, other, lambda s: elementwise.mul(s, other))
 
 
-def div_(self, other):
-    """In-place :func:`oxmera.div`; returns ``self``.
+def div_(self, other, *, rounding_mode=None):
+    """In-place :func:`oxmera.div` (with its ``rounding_mode``); returns ``self``.
 
     Examples
     --------
@@ -241,7 +246,13 @@ def div_(self, other):
     >>> x = oxmera.tensor([1.0, 2.0])
     >>> x.div_(2)
     tensor([0.5, 1. ], dtype=float32)
+    >>> oxmera.tensor([-7, 7]).div_(2, rounding_mode="trunc")
+    tensor([-3,  3], dtype=int64)
     """
+    if rounding_mode is not None:
+        return _inplace("div_", self,
+                        lambda s: elementwise.div(s, other, rounding_mode=rounding_mode),
+                        (other,), reads_self=False)
     return _ufunc_inplace("div_", np.true_divide, self, other,
                           lambda s: elementwise.div(s, other))
 
@@ -502,6 +513,104 @@ def _(ctx, grad, base, values, chain):
         for step_op, args, kwargs in chain:
             grad_values = _apply(step_op, (grad_values,) + args, kwargs)
     return grad_base, grad_values
+
+
+# -- the generated family ----------------------------------------------------------------------
+
+def add_inplace_methods(functions):
+    """Give ``Tensor`` an in-place method ``<name>_`` for each out-of-place function.
+
+    ``functions`` maps a name to the function computing the new value out of
+    place, called as ``function(self, *args, **kwargs)`` with the method's
+    arguments (an op's public function, or a composite). The method follows
+    the rules of every in-place op here: the result must fit ``self``'s shape
+    and be castable to its dtype (else RuntimeError, nothing written); a leaf
+    that requires grad (or a view of one) is refused while autograd records;
+    the write bumps the version shared with views; while recording, ``self``
+    takes the result's place in the graph (through its base, for a view).
+
+    Returns ``{"<name>_": method}``, e.g. for a module to also export some
+    as functions (``oxmera.exp_(x)``). Call it at import time, before the
+    ops package installs the Tensor attributes (``oxmera/ops/__init__.py``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.inplace import add_inplace_methods
+    >>> def halve_example(x, *, times=1):
+    ...     return x * 0.5 ** times
+    >>> methods = add_inplace_methods({"halve_example": halve_example})
+    >>> x = oxmera.tensor([4.0, 8.0])
+    >>> methods["halve_example_"](x, times=2)
+    tensor([1., 2.], dtype=float32)
+    >>> x._version
+    1
+    """
+    generated = {}
+    for name, function in dict(functions).items():
+        method = _inplace_method(name, function)
+        _registry.add_tensor_attribute(method.__name__, method)
+        generated[method.__name__] = method
+    return generated
+
+
+def _inplace_method(name, function):
+    inplace_name = name + "_"
+    opdef = getattr(function, "op", None)
+    # Clone ``self`` while recording only if the computation's VJP reads it
+    # (the write would change the saved values): an op whose first input is
+    # not saved (exp, tanh: they reuse the output) needs no copy.
+    reads_self = (opdef is None or opdef.save_mask is None
+                  or opdef.save_mask[0] is not False)
+
+    def method(self, *args, **kwargs):
+        others = args + tuple(kwargs.values())
+        return _inplace(inplace_name, self, lambda source: function(source, *args, **kwargs),
+                        others, reads_self=reads_self)
+    method.__name__ = method.__qualname__ = inplace_name
+    method.__module__ = __name__
+    method.__doc__ = (
+        f"In-place ``{name}``: ``self`` becomes ``{name}(self, ...)``; returns ``self``.\n\n"
+        f"Generated by ``add_inplace_methods`` (see there for the rules).\n")
+    return method
+
+
+def _float_power_in_double(input, exponent):
+    # float_power_ cannot round its float64 result into another dtype.
+    if input.dtype != np.float64:
+        raise RuntimeError(f"float_power_(): the base given to float_power_ has dtype "
+                           f"{input.dtype} but the operation's result requires dtype float64")
+    return pointwise.float_power(input, exponent)
+
+
+# Every elementwise op with an in-place Tensor method in PyTorch (the
+# hand-written ones above keep NumPy's ``out=`` fast path for optimizers).
+_GENERATED = add_inplace_methods({
+    **{name: getattr(elementwise, name) for name in (
+        "neg", "abs", "sign", "reciprocal", "square", "exp", "exp2", "expm1", "log", "log2",
+        "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "arcsin", "acos",
+        "arccos", "atan", "arctan", "atan2", "arctan2", "sinh", "cosh", "tanh", "sigmoid",
+        "erf", "relu", "lerp", "hypot", "floor", "ceil", "trunc", "round", "nan_to_num")},
+    **{name: getattr(pointwise, name) for name in (
+        "acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "fmod", "copysign", "sgn",
+        "frac", "xlogy", "logit", "erfc", "sinc", "deg2rad", "rad2deg", "ldexp", "clamp_min",
+        "clamp_max", "addcmul", "addcdiv")},
+    **{name: getattr(special, name) for name in (
+        "erfinv", "lgamma", "digamma", "mvlgamma", "i0")},
+    "polygamma": special._polygamma,          # Tensor.polygamma_(n): the tensor comes first
+    "float_power": _float_power_in_double,
+    **{name: getattr(blas, name) for name in ("addmm", "addmv", "addbmm", "baddbmm")},
+})
+
+#: The in-place forms PyTorch also has as functions (``torch.relu_(x)``).
+_FUNCTIONS = ("abs_", "acos_", "acosh_", "addmv_", "asin_", "asinh_", "atan_", "atanh_",
+              "ceil_", "clamp_min_", "clamp_max_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_",
+              "exp_", "exp2_", "expm1_", "floor_", "frac_", "i0_", "ldexp_", "log_", "log10_",
+              "log1p_", "log2_", "logit_", "nan_to_num_", "neg_", "rad2deg_", "reciprocal_",
+              "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
+              "square_", "tan_", "tanh_", "trunc_", "xlogy_")
+globals().update((name, _GENERATED[name]) for name in _FUNCTIONS)
+__all__ += [*_FUNCTIONS, "clamp_", "fill_", "zero_"]
 
 
 # -- Tensor methods and operators ------------------------------------------------------------

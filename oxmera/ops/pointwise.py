@@ -19,8 +19,8 @@ from oxmera.ops._utils import result_type
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.elementwise import (_TWO_OVER_SQRT_PI, _erf_float64, _erfc_tail,
                                     _integer_division_check, add, clamp, cos, div, eq, exp,
-                                    ge, gt, isnan, log, log1p, logical_not, logical_or, lt, mul,
-                                    ne, pow, rsqrt, sigmoid, sign, sin, sub, trunc, where)
+                                    ge, gt, isnan, le, logical_and, logical_or, lt, mul, pow,
+                                    rsqrt, sigmoid, sign, sin, sub, trunc, where)
 
 __all__ = [
     "acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh",
@@ -46,7 +46,7 @@ def acosh(input):
     --------
     >>> import oxmera
     >>> oxmera.acosh(oxmera.tensor([1.0, 2.0]))
-    tensor([0.    , 1.3170], dtype=float32)
+    tensor([0.   , 1.317], dtype=float32)
     """
     return np.arccosh(input)
 
@@ -173,7 +173,7 @@ def frac(input):
     return sub(input, trunc(input))
 
 
-def _x_log(name, log_function, ufunc, argument):
+def _x_log(name, log_slope, ufunc, argument, pole, example):
     """``x * log(y)`` (or ``log1p``), exactly 0 where ``x`` is 0 and ``y`` is not nan."""
     def forward(input, other):
         result = input * ufunc(other)
@@ -184,18 +184,22 @@ def _x_log(name, log_function, ufunc, argument):
     forward.__doc__ = (
         f"``input * {argument}``, elementwise, and 0 where ``input`` is 0 (unless ``other`` is "
         f"nan).\n\nThe gradient for ``other`` is ``input * d{argument}``; for ``input`` "
-        f"``{name}(input != 0, other)``, as in PyTorch.\n\n"
+        f"``{argument}``, but 0 where ``input`` is 0 and the log is not finite, as in "
+        f"PyTorch.\n\n"
         f"Examples\n--------\n>>> import oxmera\n"
-        f">>> oxmera.special.{name}(oxmera.tensor([0.0, 2.0]), oxmera.tensor([0.0, 1.0]))\n"
-        f"tensor([0.    , {float(2 * ufunc(1.0)):.4f}], dtype=float32)\n")
+        f">>> oxmera.special.{name}(oxmera.tensor([0.0, 2.0]), oxmera.tensor([{pole}, 3.0]))\n"
+        f"tensor([0.    , {example}], dtype=float32)\n")
     public = op(name, inputs=2, promote=True, float_only=True, method=name == "xlogy",
                 quiet=True)(forward)
 
     @public.vjp
     def _(ctx, grad, input, other):
+        # PyTorch's rule for input: {name}(grad, other), but 0 where input is 0
+        # and the log is -inf or nan there (other <= pole).
         needs = ctx.needs_input_grad
-        return (grad * public(ne(input, 0), other) if needs[0] else None,
-                grad * input * log_function(other) if needs[1] else None)
+        return (where(logical_and(eq(input, 0), le(other, pole)), 0.0, public(grad, other))
+                if needs[0] else None,
+                grad * input * log_slope(other) if needs[1] else None)
     return public
 
 
@@ -207,8 +211,8 @@ def _dlog1p(other):
     return 1 / (other + 1)
 
 
-xlogy = _x_log("xlogy", _dlog, np.log, "log(other)")
-xlog1py = _x_log("xlog1py", _dlog1p, np.log1p, "log1p(other)")
+xlogy = _x_log("xlogy", _dlog, np.log, "log(other)", 0.0, "2.1972")
+xlog1py = _x_log("xlog1py", _dlog1p, np.log1p, "log1p(other)", -1.0, "2.7726")
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -279,8 +283,8 @@ def sinc(input):
     Examples
     --------
     >>> import oxmera
-    >>> oxmera.sinc(oxmera.tensor([0.0, 0.5, 1.0]))
-    tensor([1.0000e+00, 6.3662e-01, 3.8982e-17], dtype=float32)
+    >>> oxmera.sinc(oxmera.tensor([0.0, 0.5, -1.5]))
+    tensor([ 1.    ,  0.6366, -0.2122], dtype=float32)
     """
     return np.sinc(input)
 
@@ -426,11 +430,7 @@ def fmin(input, other):
 
 @fmin.vjp
 def _(ctx, grad, input, other):
-    return _nan_max_vjp(ctx, grad, input, other, _le)
-
-
-def _le(a, b):
-    return logical_not(gt(a, b))
+    return _nan_max_vjp(ctx, grad, input, other, le)
 
 
 def ldexp(input, other):
