@@ -45,7 +45,7 @@ def ndtr(input):
     --------
     >>> import oxmera
     >>> oxmera.special.ndtr(oxmera.tensor([0.0, 1.96]))
-    tensor([0.5   , 0.9750], dtype=float32)
+    tensor([0.5  , 0.975], dtype=float32)
     """
     return erfc(input * -_SQRT_HALF) * 0.5
 

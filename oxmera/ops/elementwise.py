@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from oxmera._core.autograd import OpError
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import result_type
@@ -168,7 +169,7 @@ def div(input, other, *, rounding_mode=None):
         behind = logical_and(ne(remainder(input, other), 0),
                              ne(lt(input, 0), lt(other, 0)))
         return where(behind, quotient + 1, quotient)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+    raise OpError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
                      f"found {rounding_mode!r}")
 
 

@@ -335,9 +335,10 @@ def heaviside(input, values):
     >>> oxmera.heaviside(oxmera.tensor([-1.0, 0.0, 2.0]), oxmera.tensor(0.5))
     tensor([0. , 0.5, 1. ], dtype=float32)
     """
-    if np.asarray(input).dtype == np.bool_:
-        raise TypeError("heaviside(): not implemented for bool tensors")
-    return np.heaviside(input, values).astype(np.result_type(input, values), copy=False)
+    dtype = np.result_type(input, values)
+    if dtype == np.bool_:
+        return np.where(input, True, values)    # NumPy has no bool loop: True above 0
+    return np.heaviside(input, values).astype(dtype, copy=False)
 
 
 @op(inputs=2, promote=True, float_only=True, method=True)

@@ -165,7 +165,8 @@ def _polygamma(input, n):
     tensor([1.6449], dtype=float32)
     """
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
-        raise RuntimeError(f"polygamma(): n must be a non-negative integer, got {n!r}")
+        raise RuntimeError(f"polygamma(n, x) does not support negative n; n must be a "
+                           f"non-negative integer, got {n!r}")
     return _psi(input, int(n), "polygamma")
 
 
@@ -193,9 +194,10 @@ def polygamma(n, input):
 def mvlgamma(input, p):
     """The log of the multivariate gamma function of dimension ``p``, elementwise.
 
-    ``sum(lgamma(x - j / 2) for j in range(p)) + p (p - 1) / 4 log(pi)``;
-    every element must exceed ``(p - 1) / 2``. ``multigammaln`` in
-    ``oxmera.special``. Needs SciPy.
+    ``sum(lgamma(x - j / 2) for j in range(p)) + p (p - 1) / 4 log(pi)``,
+    defined for elements above ``(p - 1) / 2`` (below, the log-gamma of a
+    pole or of a negative number, as PyTorch 2.13 gives too).
+    ``multigammaln`` in ``oxmera.special``. Needs SciPy.
 
     Examples
     --------
@@ -205,10 +207,6 @@ def mvlgamma(input, p):
     """
     if not isinstance(p, (int, np.integer)) or isinstance(p, bool) or p < 1:
         raise RuntimeError(f"mvlgamma(): p has to be greater than or equal to 1, got {p!r}")
-    values = input._data if hasattr(input, "_data") else np.asarray(input)
-    if not np.all(values > (p - 1) / 2):
-        raise RuntimeError(f"mvlgamma(): all elements must be greater than (p-1)/2 = "
-                           f"{(p - 1) / 2} for p={p}")
     terms = stack([lgamma(input - j / 2) for j in range(p)])
     return _sum(terms, 0) + p * (p - 1) / 4 * math.log(math.pi)
 

@@ -423,7 +423,8 @@ add_torch_cases(
     ("baddbmm_", lambda lib, x, a, b: (x * 1).baddbmm_(a, b),
      (Leaf((3, 2, 4)), Leaf((3, 2, 5)), Leaf((3, 5, 4)))),
     ("through-view", lambda lib, x: _through_view(x, "exp_"), (Leaf((3, 4)),)),
-    ("functions", lambda lib, x: lib.relu_(lib.sigmoid_(lib.exp_(x * 1) - 1.5) - 0.5), (Leaf((2, 3)),)),
+    ("functions", lambda lib, x: lib.relu_(lib.sigmoid_(lib.exp_(x * 1) - 1.5) - 0.5),
+     (Leaf((2, 3)),)),
     ("saved-then-overwritten", lambda lib, x: _saved_then_overwritten(x), (Leaf((2, 3)),)),
 )
 
