@@ -122,7 +122,7 @@ def _(ctx, grad, input, other):
     operators=("__truediv__", "__rtruediv__"), quiet=True, numpy=np.true_divide,
     save={"input": ("other",), "other": ("input", "other")})
 def _true_divide(input, other):
-    """True division, the recorded op behind :func:`div` without a rounding mode.
+    """True division, the recorded op behind ``div`` without a rounding mode.
 
     Examples
     --------
@@ -140,7 +140,7 @@ def div(input, other, *, rounding_mode=None):
     ``rounding_mode=None`` (default): true division; integers give the
     default float dtype. ``"trunc"``: the quotient rounded toward zero (C's
     integer division); ``"floor"``: rounded down (Python's ``//``, as
-    :func:`floor_divide`). With a rounding mode integers stay integers (a
+    :func:`oxmera.floor_divide`). With a rounding mode integers stay integers (a
     division by zero raises) and the gradient is zero, as in PyTorch.
     ``divide`` is the same function.
 

@@ -1,6 +1,6 @@
 """In-place ops: ``add_ sub_ mul_ div_ pow_ clamp_ zero_ fill_ copy_``, ``+=`` and
 friends, ``t[index] = value``, and the generated family (``exp_``, ``sigmoid_``,
-``addcmul_``...: :func:`add_inplace_methods`).
+``addcmul_``...: ``add_inplace_methods``).
 
 How an in-place op stays differentiable: while autograd records, the op
 computes its result out of place (an ordinary recorded op), writes it into
@@ -16,7 +16,7 @@ When nothing records (grad mode off, or no tensor involved requires grad)
 the arithmetic ops write with NumPy's ``out=`` directly: no copy.
 
 Every other in-place method is generated from its out-of-place function by
-:func:`add_inplace_methods` (one mechanism, the same rules): this module
+``add_inplace_methods`` (one mechanism, the same rules): this module
 calls it for the elementwise family; another module can call it for more.
 
 What this module leaves to others: the version check (the core, at

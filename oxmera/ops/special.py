@@ -155,7 +155,7 @@ def _(ctx, grad, input):
 
 @op("polygamma", float_only=True, quiet=True)
 def _polygamma(input, n):
-    """The recorded op behind :func:`polygamma` (its tensor argument first).
+    """The recorded op behind ``polygamma`` (its tensor argument first).
 
     Examples
     --------
@@ -176,7 +176,7 @@ def _(ctx, grad, input, n):
 
 
 def polygamma(n, input):
-    """The ``n``-th derivative of :func:`digamma` (``n = 0`` is digamma itself).
+    """The ``n``-th derivative of :func:`oxmera.digamma` (``n = 0`` is digamma itself).
 
     Gradient ``polygamma(n + 1, x)``. Needs SciPy.
 
