@@ -315,8 +315,7 @@ def entr(input):
     >>> oxmera.special.entr(oxmera.tensor([0.0, 0.5, -1.0]))
     tensor([0.    , 0.3466,   -inf], dtype=float32)
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(input > 0, -input * np.log(np.where(input > 0, input, 1)), 0)
+    out = np.where(input > 0, -input * np.log(np.where(input > 0, input, 1)), 0)
     out = np.where(input < 0, -np.inf, out)
     return np.where(np.isnan(input), input, out).astype(input.dtype, copy=False)
 
