@@ -22,6 +22,8 @@ calls it for the elementwise family; another module can call it for more.
 What this module leaves to others: the version check (the core, at
 backward time), the ops computing the results (``elementwise``, ``index``).
 """
+import inspect
+
 import numpy as np
 
 from oxmera._core import autograd as _core
@@ -577,6 +579,10 @@ def _inplace_method(name, function, example):
                         others, reads_self=reads_self)
     method.__name__ = method.__qualname__ = inplace_name
     method.__module__ = __name__
+    try:    # what help() and IDEs show: the out-of-place function's parameters
+        method.__signature__ = inspect.signature(function)
+    except (TypeError, ValueError):
+        pass
     tensor, arguments = example if isinstance(example, tuple) else ("oxmera.tensor([0.25, 0.5])",
                                                                     example)
     method.__doc__ = (
@@ -651,6 +657,7 @@ for _method in (add_, sub_, mul_, div_, pow_, clamp_, zero_, fill_, copy_, floor
     _registry.add_tensor_attribute(_method.__name__, _method)
 _registry.add_tensor_attribute("clip_", clamp_)
 _registry.add_tensor_attribute("true_divide_", div_)
+_registry.add_tensor_attribute("divide_", div_)
 _registry.add_tensor_attribute("__setitem__", setitem)
 for _dunder, _method in (("__iadd__", add_), ("__isub__", sub_), ("__imul__", mul_),
                          ("__itruediv__", div_), ("__ifloordiv__", floor_divide_),

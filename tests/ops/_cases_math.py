@@ -440,3 +440,23 @@ def _saved_then_overwritten(x):
     z = x * 2
     y = z.sin_()
     return y * x
+
+
+# -- more special points, gradients included -----------------------------------------------------
+
+add_torch_cases("erfinv", ("edges", lambda lib, x: lib.erfinv(x), (_fixed(-1.0, 1.0, 1.5, 0.0),)))
+add_torch_cases("ndtri", ("edges", lambda lib, x: lib.special.ndtri(x),
+                          (_fixed(0.0, 1.0, 1e-300, 0.5),)))
+add_torch_cases("log_ndtr", ("far-tail", lambda lib, x: lib.special.log_ndtr(x),
+                             (_fixed(-40.0, -1e3, 10.0, 40.0),)))
+add_torch_cases("erfcx", ("large", lambda lib, x: lib.special.erfcx(x),
+                          (_fixed(-5.0, 50.0, 1e5, 0.0),)))
+add_torch_cases("entr", ("zero-grad", lambda lib, x: lib.special.entr(x), (_fixed(0.0, 1.0, 2.5),)))
+add_torch_cases("lgamma", ("negative", lambda lib, x: lib.lgamma(x), (_fixed(-0.5, -1.5, -2.25),)))
+add_torch_cases("digamma", ("negative", lambda lib, x: lib.digamma(x),
+                            (_fixed(-0.5, -1.5, -2.25),)))
+add_torch_cases("i0e", ("large", lambda lib, x: lib.special.i0e(x), (_fixed(-700.0, 1e3),)))
+add_torch_cases("fmod", ("zero-divisor", lambda lib, x, y: lib.fmod(x, y),
+                         (_fixed(1.0, -2.0, 0.0), _fixed(0.0, 0.0, 2.0))))
+add_torch_cases("logaddexp2", ("infinities", lambda lib, x, y: lib.logaddexp2(x, y),
+                               (_fixed(-math.inf, 1e4, 3.0), _fixed(-math.inf, 1e4, -math.inf))))
