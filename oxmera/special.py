@@ -9,19 +9,22 @@ Functions NumPy lacks (gamma family, Bessel, ``erfinv``, ``erfcx``, ``ndtri``,
 ``log_ndtr``, ``zeta``, incomplete gammas) need SciPy, an optional dependency:
 ``pip install oxmera[scipy]``; without it they raise ImportError when called.
 
-Not supported yet: ``airy_ai``, ``bessel_y0``/``y1``, ``modified_bessel_*``,
-``scaled_modified_bessel_*``, ``spherical_bessel_j0``, the orthogonal
-polynomials (``chebyshev_*``, ``hermite_*``, ``laguerre_*``, ``legendre_*``)
-and ``log1p``'s siblings on complex numbers.
+Not supported yet: ``airy_ai`` and the orthogonal polynomials
+(``chebyshev_polynomial_*``, ``shifted_chebyshev_polynomial_*``,
+``hermite_polynomial_*``, ``laguerre_polynomial_l``, ``legendre_polynomial_p``).
 """
+import math
+
 from oxmera.ops.activation import log_softmax as _log_softmax
 from oxmera.ops.activation import softmax as _softmax
 from oxmera.ops.elementwise import erf, exp2, expm1, log1p, round
 from oxmera.ops.elementwise import sigmoid as expit
 from oxmera.ops.pointwise import erfc, logit, sinc, xlog1py, xlogy
 from oxmera.ops.reduce import logsumexp
-from oxmera.ops.special import (bessel_j0, bessel_j1, digamma, entr, erfcx, erfinv, gammainc,
-                                gammaincc, i0, i0e, i1, i1e, log_ndtr, ndtri, polygamma, zeta)
+from oxmera.ops.special import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, digamma, entr, erfcx,
+                                erfinv, gammainc, gammaincc, i0, i0e, i1, i1e, log_ndtr,
+                                modified_bessel_k0, modified_bessel_k1, ndtri, polygamma,
+                                scaled_modified_bessel_k0, scaled_modified_bessel_k1, zeta)
 from oxmera.ops.special import lgamma as gammaln
 from oxmera.ops.special import mvlgamma as multigammaln
 
@@ -30,9 +33,14 @@ __all__ = [
     "polygamma", "multigammaln", "i0", "i0e", "i1", "i1e", "ndtr", "ndtri", "log_ndtr",
     "xlogy", "xlog1py", "entr", "sinc", "logsumexp", "softmax", "log_softmax", "zeta",
     "expm1", "exp2", "log1p", "round", "gammainc", "gammaincc", "bessel_j0", "bessel_j1",
+    "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+    "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
 ]
 
 psi = digamma
+modified_bessel_i0 = i0
+modified_bessel_i1 = i1
 
 _SQRT_HALF = 0.5 ** 0.5
 
@@ -48,6 +56,18 @@ def ndtr(input):
     tensor([0.5  , 0.975], dtype=float32)
     """
     return erfc(input * -_SQRT_HALF) * 0.5
+
+
+def spherical_bessel_j0(input):
+    """The spherical Bessel function of the first kind, order 0: ``sin(x) / x``, 1 at 0.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.special.spherical_bessel_j0(oxmera.tensor([0.0, 1.0]))
+    tensor([1.    , 0.8415], dtype=float32)
+    """
+    return sinc(input * (1 / math.pi))
 
 
 def softmax(input, dim, *, dtype=None):

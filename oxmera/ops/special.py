@@ -301,6 +301,91 @@ def _(ctx, grad, input):
     return grad * (bessel_j0(input) - _safe_ratio(bessel_j1, input, 0.5))
 
 
+bessel_y0 = _unary(
+    "bessel_y0", "y0",
+    "The Bessel function of the second kind, order 0 (for ``x > 0``; ``-inf`` at 0, nan "
+    "below). Gradient ``-bessel_y1(x)`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.bessel_y0(oxmera.tensor([1.0, 2.0]))\n"
+    "tensor([0.0883, 0.5104], dtype=float32)",
+    method=False)
+
+
+@bessel_y0.vjp
+def _(ctx, grad, input):
+    return -grad * bessel_y1(input)
+
+
+bessel_y1 = _unary(
+    "bessel_y1", "y1",
+    "The Bessel function of the second kind, order 1 (for ``x > 0``). Gradient "
+    "``y0(x) - y1(x) / x`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.bessel_y1(oxmera.tensor([1.0, 2.0]))\n"
+    "tensor([-0.7812, -0.107 ], dtype=float32)",
+    method=False)
+
+
+@bessel_y1.vjp
+def _(ctx, grad, input):
+    return grad * (bessel_y0(input) - bessel_y1(input) / input)
+
+
+modified_bessel_k0 = _unary(
+    "modified_bessel_k0", "k0",
+    "The modified Bessel function of the second kind, order 0 (for ``x > 0``). Gradient "
+    "``-k1(x)`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.modified_bessel_k0(oxmera.tensor([1.0, 2.0]))\n"
+    "tensor([0.421 , 0.1139], dtype=float32)",
+    method=False)
+
+
+@modified_bessel_k0.vjp
+def _(ctx, grad, input):
+    return -grad * modified_bessel_k1(input)
+
+
+modified_bessel_k1 = _unary(
+    "modified_bessel_k1", "k1",
+    "The modified Bessel function of the second kind, order 1 (for ``x > 0``). Gradient "
+    "``-k0(x) - k1(x) / x`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.modified_bessel_k1(oxmera.tensor([1.0, 2.0]))\n"
+    "tensor([0.6019, 0.1399], dtype=float32)",
+    method=False)
+
+
+@modified_bessel_k1.vjp
+def _(ctx, grad, input):
+    return -grad * (modified_bessel_k0(input) + modified_bessel_k1(input) / input)
+
+
+scaled_modified_bessel_k0 = _unary(
+    "scaled_modified_bessel_k0", "k0e",
+    "The exponentially scaled ``modified_bessel_k0``: ``exp(x) * k0(x)``. Gradient "
+    "``k0e(x) - k1e(x)`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.scaled_modified_bessel_k0(oxmera.tensor([1.0, 2.0]))\n"
+    "tensor([1.1445, 0.8416], dtype=float32)",
+    method=False)
+
+
+@scaled_modified_bessel_k0.vjp
+def _(ctx, grad, input):
+    return grad * (scaled_modified_bessel_k0(input) - scaled_modified_bessel_k1(input))
+
+
+scaled_modified_bessel_k1 = _unary(
+    "scaled_modified_bessel_k1", "k1e",
+    "The exponentially scaled ``modified_bessel_k1``: ``exp(x) * k1(x)``. Gradient "
+    "``k1e(x) (1 - 1 / x) - k0e(x)`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.scaled_modified_bessel_k1(oxmera.tensor([1.0, 2.0]))\n"
+    "tensor([1.6362, 1.0335], dtype=float32)",
+    method=False, save_output=True)
+
+
+@scaled_modified_bessel_k1.vjp
+def _(ctx, grad, input):
+    out = ctx.output
+    return grad * (out - out / input - scaled_modified_bessel_k0(input))
+
+
 # -- entropy, zeta and incomplete gammas ---------------------------------------------------
 
 @op(float_only=True)

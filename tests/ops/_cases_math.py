@@ -46,6 +46,12 @@ _UNARY = {
     "bessel_j0": (special.bessel_j0, "real", 2.0, 0.0),
     "bessel_j1": (special.bessel_j1, "real", 2.0, 0.0),
     "entr": (special.entr, "positive", 1.0, 0.0),
+    "bessel_y0": (special.bessel_y0, "positive", 2.0, 0.0),
+    "bessel_y1": (special.bessel_y1, "positive", 2.0, 0.0),
+    "modified_bessel_k0": (special.modified_bessel_k0, "positive", 1.0, 0.0),
+    "modified_bessel_k1": (special.modified_bessel_k1, "positive", 1.0, 0.0),
+    "scaled_modified_bessel_k0": (special.scaled_modified_bessel_k0, "positive", 1.0, 0.0),
+    "scaled_modified_bessel_k1": (special.scaled_modified_bessel_k1, "positive", 1.0, 0.0),
 }
 for _name, (_fn, _domain, _scale, _shift) in _UNARY.items():
     unary_cases(_name, _within(_fn, _scale, _shift), _domain)
@@ -175,8 +181,8 @@ def _unary_torch(name, call, domain="real", scale=1.0, shift=0.0, **options):
 for _name, (_fn, _domain, _scale, _shift) in _UNARY.items():
     _top_level = _name in ("acosh", "asinh", "atanh", "logit", "erfc", "sinc", "erfinv",
                            "lgamma", "digamma", "i0")
-    # PyTorch has no derivative for the Bessel functions of the first kind.
-    _options = {"grad": False} if _name.startswith("bessel") else {}
+    # PyTorch has no derivative for the Bessel functions but i0/i1 (ours: gradcheck).
+    _options = {"grad": False} if "bessel" in _name else {}
     _unary_torch(_name, (lambda lib, x, _name=_name: getattr(lib, _name)(x)) if _top_level
                  else (lambda lib, x, _name=_name: getattr(lib.special, _name)(x)),
                  _domain, _scale, _shift, **_options)
@@ -455,6 +461,12 @@ add_torch_cases("entr", ("zero-grad", lambda lib, x: lib.special.entr(x), (_fixe
 add_torch_cases("lgamma", ("negative", lambda lib, x: lib.lgamma(x), (_fixed(-0.5, -1.5, -2.25),)))
 add_torch_cases("digamma", ("negative", lambda lib, x: lib.digamma(x),
                             (_fixed(-0.5, -1.5, -2.25),)))
+add_torch_cases("sinc", ("spherical_bessel_j0", lambda lib, x: lib.special.spherical_bessel_j0(x),
+                         (_fixed(0.0, 1.0, -7.5, 40.0),), {"grad": False}))
+add_torch_cases("i0", ("modified_bessel_i0", lambda lib, x: lib.special.modified_bessel_i0(x),
+                       (_fixed(0.0, 1.0, -7.5),), {"grad": False}))
+add_torch_cases("i1", ("modified_bessel_i1", lambda lib, x: lib.special.modified_bessel_i1(x),
+                       (_fixed(0.0, 1.0, -7.5),), {"grad": False}))
 add_torch_cases("i0e", ("large", lambda lib, x: lib.special.i0e(x), (_fixed(-700.0, 1e3),)))
 add_torch_cases("fmod", ("zero-divisor", lambda lib, x, y: lib.fmod(x, y),
                          (_fixed(1.0, -2.0, 0.0), _fixed(0.0, 0.0, 2.0))))

@@ -19,7 +19,9 @@ from oxmera.ops.inplace import add_inplace_methods
 
 SPECIAL_NAMES = """expit logit erf erfc erfcx erfinv gammaln digamma psi polygamma multigammaln
     i0 i0e i1 i1e ndtr ndtri log_ndtr xlogy xlog1py entr sinc logsumexp softmax log_softmax
-    zeta expm1 exp2 log1p round gammainc gammaincc bessel_j0 bessel_j1""".split()
+    zeta expm1 exp2 log1p round gammainc gammaincc bessel_j0 bessel_j1 bessel_y0 bessel_y1
+    modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1
+    scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0""".split()
 
 
 def test_special_namespace_has_its_names():
@@ -48,6 +50,10 @@ def test_special_aliases_are_the_same_ops():
     ("i1e", "i1e", (-20, 20)), ("ndtr", "ndtr", (-30, 8)), ("ndtri", "ndtri", (1e-9, 1 - 1e-9)),
     ("log_ndtr", "log_ndtr", (-40, 8)), ("entr", "entr", (0, 5)), ("erfc", "erfc", (-6, 27)),
     ("bessel_j0", "j0", (-30, 30)), ("bessel_j1", "j1", (-30, 30)), ("sinc", "sinc", (-5, 5)),
+    ("bessel_y0", "y0", (0.01, 30)), ("bessel_y1", "y1", (0.01, 30)),
+    ("modified_bessel_k0", "k0", (0.01, 30)), ("modified_bessel_k1", "k1", (0.01, 30)),
+    ("scaled_modified_bessel_k0", "k0e", (0.01, 300)),
+    ("scaled_modified_bessel_k1", "k1e", (0.01, 300)),
 ])
 def test_special_values_match_scipy(name, reference, domain):
     scipy_special = pytest.importorskip("scipy.special")
