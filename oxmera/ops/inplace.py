@@ -28,7 +28,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
-from oxmera.ops import _registry, blas, elementwise, pointwise, special
+from oxmera.ops import _registry, blas, elementwise, pointwise, reduce, shape, special
 from oxmera.ops.index import getitem, index_error, normalize_index
 
 __all__ = ["setitem"]
@@ -572,10 +572,18 @@ def _inplace_method(name, function, example):
     # not saved (exp, tanh: they reuse the output) needs no copy.
     reads_self = (opdef is None or opdef.save_mask is None
                   or opdef.save_mask[0] is not False)
+    compute = function
+    if opdef is not None and not opdef.differentiable:
+        # A comparison written into a float tensor (``x.gt_(0)``): the new
+        # values are constants, so the old ones get a zero gradient, as in
+        # PyTorch, and the tensor keeps a place in the graph.
+        def compute(source, *args, **kwargs):
+            return _overwrite(source, function(source, *args, **kwargs))
+        reads_self = False
 
     def method(self, *args, **kwargs):
         others = args + tuple(kwargs.values())
-        return _inplace(inplace_name, self, lambda source: function(source, *args, **kwargs),
+        return _inplace(inplace_name, self, lambda source: compute(source, *args, **kwargs),
                         others, reads_self=reads_self)
     method.__name__ = method.__qualname__ = inplace_name
     method.__module__ = __name__
@@ -618,6 +626,13 @@ _GENERATED = add_inplace_methods({
     "polygamma": special._polygamma,          # Tensor.polygamma_(n): the tensor comes first
     "float_power": _float_power_in_double,
     **{name: getattr(blas, name) for name in ("addmm", "addmv", "addbmm", "baddbmm")},
+    # comparisons and logic: 1 and 0 (True and False) in the tensor's dtype
+    **{name: getattr(elementwise, name) for name in (
+        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+        "logical_not")},
+    "heaviside": pointwise.heaviside,
+    # the scans and triangles, which PyTorch also writes in place
+    "cumsum": reduce.cumsum, "cumprod": reduce.cumprod, "tril": shape.tril, "triu": shape.triu,
 }, examples={
     "lerp": "oxmera.ones(2), 0.5", "atan2": "oxmera.ones(2)", "arctan2": "oxmera.ones(2)",
     "hypot": "oxmera.ones(2)", "fmod": "0.2", "copysign": "-1.0", "xlogy": "2.0",
@@ -629,6 +644,10 @@ _GENERATED = add_inplace_methods({
     "addmm": ("oxmera.zeros(2, 2)", "oxmera.ones(2, 3), oxmera.ones(3, 2)"),
     "addbmm": ("oxmera.zeros(2, 2)", "oxmera.ones(4, 2, 3), oxmera.ones(4, 3, 2)"),
     "baddbmm": ("oxmera.zeros(4, 2, 2)", "oxmera.ones(4, 2, 3), oxmera.ones(4, 3, 2)"),
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                     "logical_xor"), "0.3"),
+    "heaviside": "oxmera.tensor(0.5)", "cumsum": "0", "cumprod": "0",
+    "tril": ("oxmera.ones(2, 2)", ""), "triu": ("oxmera.ones(2, 2)", ""),
 })
 
 #: The in-place forms PyTorch also has as functions (``torch.relu_(x)``).

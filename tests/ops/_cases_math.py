@@ -138,6 +138,14 @@ add_cases("div", ("inplace-addcdiv", lambda x, a, b: (x * 1).addcdiv_(a, b, valu
 add_cases("matmul", ("inplace-addmm", lambda x, a, b: (x * 1).addmm_(a, b, beta=0.5, alpha=2),
                      (Leaf((2, 4)), Leaf((2, 3)), T((3, 4)))))
 add_cases("polygamma", ("inplace", _inplace("polygamma_", 1), (Leaf((2, 3), "positive"),)))
+add_cases("cumsum", ("inplace", _inplace("cumsum_", 1), (T((2, 3)),)))
+add_cases("cumprod", ("inplace", _inplace("cumprod_", 0), (Leaf((3, 2)),)))
+add_cases("tril", ("inplace", _inplace("tril_", -1), (S((3, 3)),)))
+add_cases("triu", ("inplace-view", _inplace_through_view("triu_"), (Leaf((3, 3)),)))
+# a comparison written in place: the old values get a zero gradient, the
+# later product a constant factor
+add_cases("where", ("inplace-gt", lambda x, y: (x * 1).gt_(y) * x, (Leaf((2, 3)), Leaf((3,)))),
+          ("inplace-logical_not", lambda x: (x * 1).logical_not_() + x, (Leaf((2, 3)),)))
 
 
 # -- composites: checked through the ops they are made of ----------------------------------
@@ -429,6 +437,24 @@ add_torch_cases(
     ("baddbmm_", lambda lib, x, a, b: (x * 1).baddbmm_(a, b),
      (Leaf((3, 2, 4)), Leaf((3, 2, 5)), Leaf((3, 5, 4)))),
     ("through-view", lambda lib, x: _through_view(x, "exp_"), (Leaf((3, 4)),)),
+    *[(f"{name}_", lambda lib, x, y, name=name: getattr(x * 1, name + "_")(y) * x,
+       (Leaf((2, 3)), Leaf((3,)))) for name in ("eq", "ne", "lt", "le", "gt", "ge")],
+    ("eq_-ties", lambda lib, x: (x * 1).eq_(x.detach()), (Leaf((2, 3)),)),
+    # Forward only: PyTorch records nothing for the logical ops written in
+    # place, so the gradient flows on as if the old values were still there;
+    # here they are constants, as for the comparisons (gradcheck checks it).
+    *[(f"{name}_", lambda lib, x, y, name=name: getattr(x * 1, name + "_")(y) * x,
+       (Leaf((2, 3)), Leaf((3,))), {"grad": False})
+      for name in ("logical_and", "logical_or", "logical_xor")],
+    ("logical_not_", lambda lib, x: (x * 1).logical_not_() + x, (Leaf((2, 3)),),
+     {"grad": False}),
+    ("heaviside_", lambda lib, x: (x * 1).heaviside_(lib.tensor(0.5, dtype=lib.float64)),
+     (_fixed(-1.0, 0.0, 2.0),), {"grad": False}),
+    ("cumsum_", lambda lib, x: (x * 1).cumsum_(1), (Leaf((2, 3)),)),
+    ("cumprod_", lambda lib, x: (x * 1).cumprod_(0), (Leaf((2, 3)),)),
+    ("tril_", lambda lib, x: (x * 1).tril_(1), (Leaf((3, 4)),)),
+    ("triu_", lambda lib, x: (x * 1).triu_(), (Leaf((3, 4)),)),
+    ("int-comparison", lambda lib: lib.tensor(_ints([1, 5, 3])).gt_(2), (), {"grad": False}),
     ("functions", lambda lib, x: lib.relu_(lib.sigmoid_(lib.exp_(x * 1) - 1.5) - 0.5),
      (Leaf((2, 3)),)),
     ("saved-then-overwritten", lambda lib, x: _saved_then_overwritten(x), (Leaf((2, 3)),)),
