@@ -499,7 +499,8 @@ add_torch_cases("fmod", ("zero-divisor", lambda lib, x, y: lib.fmod(x, y),
 add_torch_cases("logaddexp2", ("infinities", lambda lib, x, y: lib.logaddexp2(x, y),
                                (_fixed(-math.inf, 1e4, 3.0), _fixed(-math.inf, 1e4, -math.inf))))
 _unary_torch("mvlgamma", lambda lib, x: lib.mvlgamma(x, 3), "positive", shift=1.5)
-add_torch_cases("mvlgamma", ("method-p1", lambda lib, x: x.mvlgamma(1), (Leaf((2, 3), "positive"),)),
+add_torch_cases("mvlgamma",
+                ("method-p1", lambda lib, x: x.mvlgamma(1), (Leaf((2, 3), "positive"),)),
                 ("multigammaln", lambda lib, x: lib.special.multigammaln(x + 1, 2),
                  (Leaf((4,), "positive"),)))
 add_torch_cases("lgamma", ("ints", lambda lib: lib.lgamma(lib.tensor(_ints([1, 5, 10]))), (),
