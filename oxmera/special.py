@@ -9,22 +9,27 @@ Functions NumPy lacks (gamma family, Bessel, ``erfinv``, ``erfcx``, ``ndtri``,
 ``log_ndtr``, ``zeta``, incomplete gammas) need SciPy, an optional dependency:
 ``pip install oxmera[scipy]``; without it they raise ImportError when called.
 
-Not supported yet: ``airy_ai`` and the orthogonal polynomials
-(``chebyshev_polynomial_*``, ``shifted_chebyshev_polynomial_*``,
-``hermite_polynomial_*``, ``laguerre_polynomial_l``, ``legendre_polynomial_p``).
+Not supported yet: ``airy_ai``.
 """
 import math
 
+import numpy as np
+
+from oxmera._core.autograd import Tensor
+
 from oxmera.ops.activation import log_softmax as _log_softmax
 from oxmera.ops.activation import softmax as _softmax
-from oxmera.ops.elementwise import erf, exp2, expm1, log1p, round
+from oxmera.ops.elementwise import erf, exp2, expm1, log1p, round, trunc
 from oxmera.ops.elementwise import sigmoid as expit
 from oxmera.ops.pointwise import erfc, logit, sinc, xlog1py, xlogy
 from oxmera.ops.reduce import logsumexp
-from oxmera.ops.special import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, digamma, entr, erfcx,
-                                erfinv, gammainc, gammaincc, i0, i0e, i1, i1e, log_ndtr,
-                                modified_bessel_k0, modified_bessel_k1, ndtri, polygamma,
-                                scaled_modified_bessel_k0, scaled_modified_bessel_k1, zeta)
+from oxmera.ops.special import (bessel_j0, bessel_j1, bessel_y0, bessel_y1,
+                                chebyshev_polynomial_t, chebyshev_polynomial_u, digamma, entr,
+                                erfcx, erfinv, gammainc, gammaincc, hermite_polynomial_h,
+                                hermite_polynomial_he, i0, i0e, i1, i1e, laguerre_polynomial_l,
+                                legendre_polynomial_p, log_ndtr, modified_bessel_k0,
+                                modified_bessel_k1, ndtri, polygamma, scaled_modified_bessel_k0,
+                                scaled_modified_bessel_k1, zeta)
 from oxmera.ops.special import lgamma as gammaln
 from oxmera.ops.special import mvlgamma as multigammaln
 
@@ -35,7 +40,11 @@ __all__ = [
     "expm1", "exp2", "log1p", "round", "gammainc", "gammaincc", "bessel_j0", "bessel_j1",
     "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
     "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-    "spherical_bessel_j0",
+    "spherical_bessel_j0", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p",
 ]
 
 psi = digamma
@@ -68,6 +77,62 @@ def spherical_bessel_j0(input):
     tensor([1.    , 0.8415], dtype=float32)
     """
     return sinc(input * (1 / math.pi))
+
+
+def chebyshev_polynomial_v(input, n):
+    """The Chebyshev polynomial of the third kind ``V_n(input) = U_n(input) - U_n-1(input)``.
+
+    ``n`` (a number or a tensor) is truncated to an integer; a negative
+    degree gives 0. Differentiable in ``input``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.special.chebyshev_polynomial_v(oxmera.tensor([-0.5, 0.5, 2.0]), 3)
+    tensor([ 1., -1., 41.], dtype=float32)
+    """
+    return chebyshev_polynomial_u(input, n) - chebyshev_polynomial_u(input, _lower(n))
+
+
+def chebyshev_polynomial_w(input, n):
+    """The Chebyshev polynomial of the fourth kind ``W_n(input) = U_n(input) + U_n-1(input)``.
+
+    ``n`` (a number or a tensor) is truncated to an integer; a negative
+    degree gives 0. Differentiable in ``input``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.special.chebyshev_polynomial_w(oxmera.tensor([-0.5, 0.5, 2.0]), 3)
+    tensor([ 1., -1., 71.], dtype=float32)
+    """
+    return chebyshev_polynomial_u(input, n) + chebyshev_polynomial_u(input, _lower(n))
+
+
+def _lower(n):
+    # the degree below n, truncated as the polynomials truncate it (2.7 -> 1)
+    return int(n) - 1 if isinstance(n, (int, float)) else trunc(n) - 1
+
+
+def _shifted(polynomial, kind):
+    name = f"shifted_{polynomial.__name__}"
+
+    def shifted(input, n):
+        return polynomial(input * 2 - 1, n)
+    shifted.__name__ = shifted.__qualname__ = name
+    shifted.__doc__ = (
+        f"The shifted Chebyshev polynomial of the {kind} kind: "
+        f"``{polynomial.__name__}(2 * input - 1, n)``, for ``input`` in [0, 1].\n\n"
+        f"Examples\n--------\n>>> import oxmera\n"
+        f">>> oxmera.special.{name}(oxmera.tensor([0.25, 1.0]), 2)\n"
+        f"{polynomial(Tensor(np.array([-0.5, 1.0], np.float32)), 2)!r}\n")
+    return shifted
+
+
+shifted_chebyshev_polynomial_t = _shifted(chebyshev_polynomial_t, "first")
+shifted_chebyshev_polynomial_u = _shifted(chebyshev_polynomial_u, "second")
+shifted_chebyshev_polynomial_v = _shifted(chebyshev_polynomial_v, "third")
+shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w, "fourth")
 
 
 def softmax(input, dim, *, dtype=None):

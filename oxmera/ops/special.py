@@ -18,7 +18,10 @@ import numpy as np
 
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops.elementwise import eq, exp, log, sign, where
+from oxmera.ops.creation import zeros_like
+from oxmera.ops.elementwise import abs as _abs
+from oxmera.ops.elementwise import eq, exp, log, lt, sign, trunc, where
+from oxmera.ops.elementwise import pow as _pow
 from oxmera.ops.reduce import sum as _sum
 from oxmera.ops.shape import stack
 
@@ -474,3 +477,158 @@ def _polygamma_method(self, n):
 
 _registry.add_tensor_attribute("polygamma", _polygamma_method)
 _registry.add_tensor_attribute("mvlgamma", mvlgamma)
+
+
+# -- orthogonal polynomials -------------------------------------------------------------------
+#
+# Evaluated by their three-term recurrences, for a degree ``n`` that is a
+# number or a tensor (broadcast with ``x``; truncated to an integer, and 0
+# for a negative degree, as in PyTorch). Differentiable in ``x`` (PyTorch's
+# are not), through identities between the families; the degree gets no
+# gradient.
+
+def _degree(n):
+    """The degree as integers (an array broadcastable with x, or an int)."""
+    if isinstance(n, (int, float, np.integer, np.floating)):
+        return int(n)
+    return np.trunc(n).astype(np.int64)
+
+
+def _recurrence(name, first, step):
+    """A forward: ``P_0 = 1``, ``P_1 = first(x)``, ``P_k+1 = step(k, x, P_k, P_k-1)``."""
+    def forward(input, n):
+        degree = _degree(n)
+        x = np.asarray(input, np.result_type(input, n))   # a number x takes n's float dtype
+        shape = np.broadcast_shapes(x.shape, np.shape(degree))
+        top = int(np.max(degree, initial=-1))
+        out = np.zeros(shape, dtype=x.dtype)
+        previous, current = np.zeros_like(x), np.ones_like(x)
+        for k in range(top + 1):
+            if k == 1:
+                previous, current = current, first(x)
+            elif k > 1:
+                previous, current = current, step(k - 1, x, current, previous)
+            out = np.where(degree == k, current, out)
+        return out.astype(x.dtype, copy=False)
+    forward.__name__ = forward.__qualname__ = name
+    forward.__module__ = __name__
+    return forward
+
+
+def _polynomial(name, first, step, doc, example):
+    forward = _recurrence(name, first, step)
+    forward.__doc__ = (f"{doc}\n\nDifferentiable in ``input``; ``n`` (a number or a tensor) "
+                       f"is truncated to an integer and gets no gradient; a negative degree "
+                       f"gives 0.\n\nExamples\n--------\n>>> import oxmera\n"
+                       f">>> oxmera.special.{name}(oxmera.tensor([-0.5, 0.5, 2.0]), 3)\n"
+                       f"{example}\n")
+    return op(name, inputs=2, promote=True, float_only=True,
+              quiet=True)(forward)
+
+
+chebyshev_polynomial_t = _polynomial(
+    "chebyshev_polynomial_t", lambda x: x,
+    lambda k, x, p, q: 2 * x * p - q,
+    "The Chebyshev polynomial of the first kind ``T_n(input)``.",
+    "tensor([ 1., -1., 26.], dtype=float32)")
+chebyshev_polynomial_u = _polynomial(
+    "chebyshev_polynomial_u", lambda x: 2 * x,
+    lambda k, x, p, q: 2 * x * p - q,
+    "The Chebyshev polynomial of the second kind ``U_n(input)``.",
+    "tensor([ 1., -1., 56.], dtype=float32)")
+hermite_polynomial_h = _polynomial(
+    "hermite_polynomial_h", lambda x: 2 * x,
+    lambda k, x, p, q: 2 * x * p - 2 * k * q,
+    "The physicists' Hermite polynomial ``H_n(input)``.",
+    "tensor([ 5., -5., 40.], dtype=float32)")
+hermite_polynomial_he = _polynomial(
+    "hermite_polynomial_he", lambda x: x,
+    lambda k, x, p, q: x * p - k * q,
+    "The probabilists' Hermite polynomial ``He_n(input)``.",
+    "tensor([ 1.375, -1.375,  2.   ], dtype=float32)")
+laguerre_polynomial_l = _polynomial(
+    "laguerre_polynomial_l", lambda x: 1 - x,
+    lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1),
+    "The Laguerre polynomial ``L_n(input)``.",
+    "tensor([ 2.8958, -0.1458, -0.3333], dtype=float32)")
+legendre_polynomial_p = _polynomial(
+    "legendre_polynomial_p", lambda x: x,
+    lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1),
+    "The Legendre polynomial ``P_n(input)``.",
+    "tensor([ 0.4375, -0.4375, 17.    ], dtype=float32)")
+
+
+def _degree_tensor(n):
+    # the truncated degree, for the VJPs' arithmetic (a number stays a number)
+    if isinstance(n, (int, float, np.integer, np.floating)):
+        return int(n)
+    return trunc(n)
+
+
+def _at(points, x, limit, value):
+    """``value(x)`` away from ``points``, ``limit(x)`` at them (where ``value``
+    divides by zero); ``value`` sees a harmless x there."""
+    singular = points(x)
+    safe = where(singular, 0.5, x)
+    return where(singular, limit(x), value(safe))
+
+
+def _nonnegative(k, slope):
+    # a negative degree is the zero polynomial: its slope is 0 (the limits'
+    # formulas do not know that)
+    if isinstance(k, int):
+        return slope if k >= 0 else zeros_like(slope)
+    return where(lt(k, 0), 0.0, slope)
+
+
+def _at_plus_minus_one(x):
+    return eq(_abs(x), 1)
+
+
+@chebyshev_polynomial_t.vjp
+def _(ctx, grad, input, n):
+    k = _degree_tensor(n)
+    return grad * k * chebyshev_polynomial_u(input, k - 1), None
+
+
+@chebyshev_polynomial_u.vjp
+def _(ctx, grad, input, n):
+    # U_n' = ((n + 1) T_n+1 - x U_n) / (x^2 - 1); at x = +-1, (+-1)^(n+1) n (n+1) (n+2) / 3
+    k = _degree_tensor(n)
+    slope = _at(_at_plus_minus_one, input,
+                lambda x: _pow(x, k + 1) * (k * (k + 1) * (k + 2) / 3),
+                lambda x: ((k + 1) * chebyshev_polynomial_t(x, k + 1)
+                           - x * chebyshev_polynomial_u(x, k)) / (x * x - 1))
+    return grad * _nonnegative(k, slope), None
+
+
+@hermite_polynomial_h.vjp
+def _(ctx, grad, input, n):
+    k = _degree_tensor(n)
+    return grad * (2 * k) * hermite_polynomial_h(input, k - 1), None
+
+
+@hermite_polynomial_he.vjp
+def _(ctx, grad, input, n):
+    k = _degree_tensor(n)
+    return grad * k * hermite_polynomial_he(input, k - 1), None
+
+
+@laguerre_polynomial_l.vjp
+def _(ctx, grad, input, n):
+    # L_n' = n (L_n - L_n-1) / x; -n at 0
+    k = _degree_tensor(n)
+    slope = _at(lambda x: eq(x, 0), input, lambda x: zeros_like(x) - k,
+                lambda x: k * (laguerre_polynomial_l(x, k) - laguerre_polynomial_l(x, k - 1)) / x)
+    return grad * _nonnegative(k, slope), None
+
+
+@legendre_polynomial_p.vjp
+def _(ctx, grad, input, n):
+    # P_n' = n (x P_n - P_n-1) / (x^2 - 1); at x = +-1, (+-1)^(n-1) n (n+1) / 2
+    k = _degree_tensor(n)
+    slope = _at(_at_plus_minus_one, input,
+                lambda x: _pow(x, k - 1) * (k * (k + 1) / 2),
+                lambda x: k * (x * legendre_polynomial_p(x, k)
+                               - legendre_polynomial_p(x, k - 1)) / (x * x - 1))
+    return grad * _nonnegative(k, slope), None

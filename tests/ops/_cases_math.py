@@ -505,3 +505,50 @@ add_torch_cases("mvlgamma",
                  (Leaf((4,), "positive"),)))
 add_torch_cases("lgamma", ("ints", lambda lib: lib.lgamma(lib.tensor(_ints([1, 5, 10]))), (),
                            {"grad": False}))
+
+
+# -- orthogonal polynomials: differentiable in x here (PyTorch's are not: forward only) ------
+
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+_DEGREES = np.array([[0, 1, 2, 3], [4, 5, -1, 7], [3, 2, 6, 1]])
+for _name in _POLYNOMIALS:
+    _fn = getattr(special, _name)
+    unary_cases(_name, lambda x, _fn=_fn: _fn(x * 0.9, 4))
+    add_cases(
+        _name,
+        ("tensor-degrees", lambda x, _fn=_fn: _fn(x * 0.9, oxmera.tensor(_DEGREES)),
+         (T((3, 4)),)),
+        ("float-degree", lambda x, _fn=_fn: _fn(x, 3.7), (Leaf((3,)),)),
+        ("negative-degree", lambda x, _fn=_fn: _fn(x, -2), (Leaf((3,)),)),
+        # the points where the VJP's identity divides by zero (first order only:
+        # there the slope is the limit, a constant)
+        ("singular-points", lambda x, _fn=_fn: _fn(x, oxmera.tensor([3, 4, 5, 0, 6])),
+         (Leaf((5,), values=(-1.0, 1.0, 0.0, 1.0, -1.0)),), {"second_order": False}))
+    add_torch_cases(
+        _name,
+        ("3x4", lambda lib, x, _name=_name: getattr(lib.special, _name)(x, 5), (Leaf((3, 4)),),
+         {"grad": False}),
+        ("0d", lambda lib, x, _name=_name: getattr(lib.special, _name)(x, 2), (Leaf(()),),
+         {"grad": False}),
+        ("size-0", lambda lib, x, _name=_name: getattr(lib.special, _name)(x, 2),
+         (Leaf((0, 3)),), {"grad": False}),
+        ("degrees", lambda lib, x, _name=_name: getattr(lib.special, _name)(
+            x * 1.5, lib.tensor(_DEGREES)), (Leaf((3, 4)),), {"grad": False}),
+        ("float32-int-degree", lambda lib, _name=_name: getattr(lib.special, _name)(
+            lib.tensor([-1.0, 0.0, 0.5, 1.0]), 6), (), {"grad": False}),
+        ("number-x", lambda lib, _name=_name: getattr(lib.special, _name)(
+            0.5, lib.tensor(_ints([0, 1, 5, -3]))), (), {"grad": False}))
+
+for _name in ("chebyshev_polynomial_v", "chebyshev_polynomial_w",
+              "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+              "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w"):
+    # the op each is made of: T for the shifted T, U for the others
+    _op = "chebyshev_polynomial_t" if _name.endswith("_t") else "chebyshev_polynomial_u"
+    add_torch_cases(
+        _op,
+        (_name, lambda lib, x, _name=_name: getattr(lib.special, _name)(x, lib.tensor(_DEGREES)),
+         (Leaf((3, 4)),), {"grad": False}),
+        (f"{_name}-number", lambda lib, x, _name=_name: getattr(lib.special, _name)(x, 3.5),
+         (Leaf((2, 2)),), {"grad": False}))
+    add_cases(_op, (_name, lambda x, _name=_name: getattr(special, _name)(x, 3), (Leaf((2, 3)),)))

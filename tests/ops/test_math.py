@@ -21,7 +21,11 @@ SPECIAL_NAMES = """expit logit erf erfc erfcx erfinv gammaln digamma psi polygam
     i0 i0e i1 i1e ndtr ndtri log_ndtr xlogy xlog1py entr sinc logsumexp softmax log_softmax
     zeta expm1 exp2 log1p round gammainc gammaincc bessel_j0 bessel_j1 bessel_y0 bessel_y1
     modified_bessel_i0 modified_bessel_i1 modified_bessel_k0 modified_bessel_k1
-    scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0""".split()
+    scaled_modified_bessel_k0 scaled_modified_bessel_k1 spherical_bessel_j0
+    chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w
+    shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v
+    shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he
+    laguerre_polynomial_l legendre_polynomial_p""".split()
 
 
 def test_special_namespace_has_its_names():
