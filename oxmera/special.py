@@ -1,29 +1,31 @@
 """``oxmera.special``: special functions, as ``torch.special``.
 
-A namespace only: each name is an op defined elsewhere (``oxmera.ops.special``
-for the SciPy-backed ones, ``elementwise``/``pointwise``/``reduce``/``activation``
-for the rest), under PyTorch's ``torch.special`` name (``expit`` is
-``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``...).
+A namespace: most names are ops defined elsewhere (``oxmera.ops.special``
+for the SciPy-backed ones and the orthogonal polynomials,
+``elementwise``/``pointwise``/``reduce``/``activation`` for the rest), under
+PyTorch's ``torch.special`` name (``expit`` is ``sigmoid``, ``gammaln`` is
+``lgamma``, ``psi`` is ``digamma``...); the few composed of those ops are
+written here (``ndtr``, ``spherical_bessel_j0``, the third- and fourth-kind
+and shifted Chebyshev polynomials, ``softmax``/``log_softmax`` with a
+required ``dim``).
 
-Functions NumPy lacks (gamma family, Bessel, ``erfinv``, ``erfcx``, ``ndtri``,
-``log_ndtr``, ``zeta``, incomplete gammas) need SciPy, an optional dependency:
-``pip install oxmera[scipy]``; without it they raise ImportError when called.
-
-Not supported yet: ``airy_ai``.
+Functions NumPy lacks (gamma family, Bessel and Airy functions, ``erfinv``,
+``erfcx``, ``ndtri``, ``log_ndtr``, ``zeta``, incomplete gammas) need SciPy, an
+optional dependency: ``pip install oxmera[scipy]``; without it they raise
+ImportError when called.
 """
 import math
 
 import numpy as np
 
 from oxmera._core.autograd import Tensor
-
 from oxmera.ops.activation import log_softmax as _log_softmax
 from oxmera.ops.activation import softmax as _softmax
 from oxmera.ops.elementwise import erf, exp2, expm1, log1p, round, trunc
 from oxmera.ops.elementwise import sigmoid as expit
 from oxmera.ops.pointwise import erfc, logit, sinc, xlog1py, xlogy
 from oxmera.ops.reduce import logsumexp
-from oxmera.ops.special import (bessel_j0, bessel_j1, bessel_y0, bessel_y1,
+from oxmera.ops.special import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1,
                                 chebyshev_polynomial_t, chebyshev_polynomial_u, digamma, entr,
                                 erfcx, erfinv, gammainc, gammaincc, hermite_polynomial_h,
                                 hermite_polynomial_he, i0, i0e, i1, i1e, laguerre_polynomial_l,
@@ -44,7 +46,7 @@ __all__ = [
     "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-    "laguerre_polynomial_l", "legendre_polynomial_p",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "airy_ai",
 ]
 
 psi = digamma

@@ -1,5 +1,6 @@
-"""Special functions NumPy lacks: the gamma family, Bessel functions, ``erfinv``,
-the normal distribution's inverse and log, Hurwitz's zeta, incomplete gammas.
+"""Special functions NumPy lacks: the gamma family, Bessel and Airy functions,
+``erfinv``, the normal distribution's inverse and log, Hurwitz's zeta, incomplete
+gammas, and the orthogonal polynomials (these by recurrence, without SciPy).
 
 Their forwards call SciPy's ``scipy.special``, an optional dependency
 imported at the first call (``pip install oxmera[scipy]``); without it the
@@ -387,6 +388,39 @@ scaled_modified_bessel_k1 = _unary(
 def _(ctx, grad, input):
     out = ctx.output
     return grad * (out - out / input - scaled_modified_bessel_k0(input))
+
+
+def _airy(name, index, doc, example):
+    def forward(input):
+        return scipy_special(name).airy(input)[index].astype(input.dtype, copy=False)
+    forward.__name__ = forward.__qualname__ = name
+    forward.__module__ = __name__
+    forward.__doc__ = f"{doc}\n\nExamples\n--------\n>>> import oxmera\n{example}\n"
+    return op(name, float_only=True, quiet=True)(forward)
+
+
+airy_ai = _airy(
+    "airy_ai", 0,
+    "The Airy function ``Ai(x)``. Gradient ``Ai'(x)`` (PyTorch has none). Needs SciPy.",
+    ">>> oxmera.special.airy_ai(oxmera.tensor([0.0, 1.0]))\n"
+    "tensor([0.355 , 0.1353], dtype=float32)")
+airy_ai_derivative = _airy(
+    "airy_ai_derivative", 1,
+    "The derivative ``Ai'(x)`` of the Airy function: ``airy_ai``'s VJP (its own gradient "
+    "is ``x Ai(x)``, Airy's equation). Needs SciPy.",
+    ">>> from oxmera.ops.special import airy_ai_derivative\n"
+    ">>> airy_ai_derivative(oxmera.tensor([0.0, 1.0]))\n"
+    "tensor([-0.2588, -0.1591], dtype=float32)")
+
+
+@airy_ai.vjp
+def _(ctx, grad, input):
+    return grad * airy_ai_derivative(input)
+
+
+@airy_ai_derivative.vjp
+def _(ctx, grad, input):
+    return grad * input * airy_ai(input)
 
 
 # -- entropy, zeta and incomplete gammas ---------------------------------------------------

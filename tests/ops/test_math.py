@@ -25,7 +25,7 @@ SPECIAL_NAMES = """expit logit erf erfc erfcx erfinv gammaln digamma psi polygam
     chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w
     shifted_chebyshev_polynomial_t shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v
     shifted_chebyshev_polynomial_w hermite_polynomial_h hermite_polynomial_he
-    laguerre_polynomial_l legendre_polynomial_p""".split()
+    laguerre_polynomial_l legendre_polynomial_p airy_ai""".split()
 
 
 def test_special_namespace_has_its_names():
@@ -58,13 +58,26 @@ def test_special_aliases_are_the_same_ops():
     ("modified_bessel_k0", "k0", (0.01, 30)), ("modified_bessel_k1", "k1", (0.01, 30)),
     ("scaled_modified_bessel_k0", "k0e", (0.01, 300)),
     ("scaled_modified_bessel_k1", "k1e", (0.01, 300)),
+    ("airy_ai", "airy", (-20, 20)),
 ])
 def test_special_values_match_scipy(name, reference, domain):
     scipy_special = pytest.importorskip("scipy.special")
     x = np.linspace(*domain, 301)
     ours = getattr(oxmera.special, name)(oxmera.tensor(x)).numpy()
-    expected = (np.sinc(x) if name == "sinc" else getattr(scipy_special, reference)(x))
+    expected = (np.sinc(x) if name == "sinc" else scipy_special.airy(x)[0] if name == "airy_ai"
+                else getattr(scipy_special, reference)(x))
     np.testing.assert_allclose(ours, expected, rtol=1e-13, atol=1e-300)
+
+
+def test_airy_ai_gradient_is_scipys_derivative():
+    scipy_special = pytest.importorskip("scipy.special")
+    x = oxmera.tensor(np.linspace(-10, 5, 31), requires_grad=True)
+    (grad,) = oxmera.autograd.grad(oxmera.special.airy_ai(x).sum(), x, create_graph=True)
+    _, derivative, _, _ = scipy_special.airy(x.detach().numpy())
+    np.testing.assert_allclose(grad.detach().numpy(), derivative, rtol=1e-13, atol=1e-300)
+    (second,) = oxmera.autograd.grad(grad.sum(), x)      # Airy's equation: Ai'' = x Ai
+    np.testing.assert_allclose(second.numpy(), x.detach().numpy() * scipy_special.airy(
+        x.detach().numpy())[0], rtol=1e-13, atol=1e-300)
 
 
 def test_erfc_keeps_its_relative_accuracy_in_the_tail():
