@@ -19,6 +19,7 @@ from oxmera import ops as _ops  # defines every op and installs the Tensor metho
 from oxmera import autograd
 from oxmera.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from oxmera.ops.activation import *  # noqa: F403  (each op module's __all__ is its public ops)
+from oxmera.ops.blas import *  # noqa: F403
 from oxmera.ops.construction import *  # noqa: F403
 from oxmera.ops.conversion import *  # noqa: F403
 from oxmera.ops.creation import *  # noqa: F403
@@ -27,18 +28,20 @@ from oxmera.ops.index import *  # noqa: F403
 from oxmera.ops.inplace import *  # noqa: F403
 from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
+from oxmera.ops.pointwise import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.sampling import *  # noqa: F403
 from oxmera.ops.scatter import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera.ops.sorting import *  # noqa: F403
+from oxmera.ops.special import *  # noqa: F403
 from oxmera.ops.statistics import *  # noqa: F403
 from oxmera.ops.tensor_api import *  # noqa: F403
 from oxmera.ops.tensor_types import *  # noqa: F403
 from oxmera import _dtypes, _printing
 from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
-from oxmera import linalg, nn
+from oxmera import linalg, nn, special
 from oxmera import optim, utils
 from oxmera import accelerator, backends, cuda
 from oxmera._settings import *  # noqa: F403
@@ -61,7 +64,7 @@ short, int, long = int16, int32, int64
 __all__ = [
     "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
     "utils",
-    "save", "load", "random", "cuda", "backends", "accelerator",
+    "save", "load", "random", "cuda", "backends", "accelerator", "special",
     "device", "get_default_device", "set_default_device",
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     "layout", "strided",
@@ -72,6 +75,7 @@ __all__ = [
     *_settings.__all__,
     # the op modules star-imported above, one a line
     *_ops.activation.__all__,
+    *_ops.blas.__all__,
     *_ops.construction.__all__,
     *_ops.conversion.__all__,
     *_ops.creation.__all__,
@@ -80,11 +84,13 @@ __all__ = [
     *_ops.inplace.__all__,
     *_ops.interop.__all__,
     *_ops.linalg.__all__,
+    *_ops.pointwise.__all__,
     *_ops.reduce.__all__,
     *_ops.sampling.__all__,
     *_ops.scatter.__all__,
     *_ops.shape.__all__,
     *_ops.sorting.__all__,
+    *_ops.special.__all__,
     *_ops.statistics.__all__,
     *_ops.tensor_api.__all__,
     *_ops.tensor_types.__all__,

@@ -9,6 +9,7 @@ from oxmera._core import autograd as _core
 from oxmera.ops import _registry
 from oxmera.ops import activation
 from oxmera.ops import attention
+from oxmera.ops import blas
 from oxmera.ops import construction
 from oxmera.ops import conv
 from oxmera.ops import conversion
@@ -20,11 +21,13 @@ from oxmera.ops import interop
 from oxmera.ops import linalg
 from oxmera.ops import loss
 from oxmera.ops import normalization
+from oxmera.ops import pointwise
 from oxmera.ops import reduce
 from oxmera.ops import sampling
 from oxmera.ops import scatter
 from oxmera.ops import shape
 from oxmera.ops import sorting
+from oxmera.ops import special
 from oxmera.ops import statistics
 from oxmera.ops import tensor_api
 from oxmera.ops import tensor_types
@@ -35,6 +38,7 @@ _core.set_engine_ops(reduce.sum_to, conversion._cast, elementwise.add)
 __all__ = [
     "activation",
     "attention",
+    "blas",
     "construction",
     "conv",
     "conversion",
@@ -46,11 +50,13 @@ __all__ = [
     "linalg",
     "loss",
     "normalization",
+    "pointwise",
     "reduce",
     "sampling",
     "scatter",
     "shape",
     "sorting",
+    "special",
     "statistics",
     "tensor_api",
     "tensor_types",

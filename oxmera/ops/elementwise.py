@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from oxmera._core.autograd import OpError
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import result_type
@@ -21,7 +22,7 @@ _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 __all__ = [
-    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg",
+    "add", "sub", "mul", "div", "divide", "true_divide", "floor_divide", "remainder", "pow", "neg",
     "reciprocal", "square",
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
     "sin", "cos", "tan", "asin", "arcsin", "acos", "arccos", "atan", "arctan",
@@ -117,22 +118,65 @@ def _(ctx, grad, input, other):
             grad * input if needs[1] else None)
 
 
-@op(inputs=2, promote=True, float_only=True, method=True,
+@op("div", inputs=2, promote=True, float_only=True,
     operators=("__truediv__", "__rtruediv__"), quiet=True, numpy=np.true_divide,
     save={"input": ("other",), "other": ("input", "other")})
-def div(input, other):
-    """Divide elementwise (true division; integers give the default float dtype).
+def _true_divide(input, other):
+    """True division, the recorded op behind ``div`` without a rounding mode.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.elementwise import _true_divide
+    >>> _true_divide(oxmera.tensor([1.0, 3.0]), 2)
+    tensor([0.5, 1.5], dtype=float32)
+    """
+    return np.true_divide(input, other)
+
+
+def div(input, other, *, rounding_mode=None):
+    """Divide elementwise, with broadcasting.
+
+    ``rounding_mode=None`` (default): true division; integers give the
+    default float dtype. ``"trunc"``: the quotient rounded toward zero (C's
+    integer division); ``"floor"``: rounded down (Python's ``//``, as
+    :func:`oxmera.floor_divide`). With a rounding mode integers stay integers (a
+    division by zero raises) and the gradient is zero, as in PyTorch.
+    ``divide`` is the same function.
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.div(oxmera.tensor([1.0, 3.0]), 2)
     tensor([0.5, 1.5], dtype=float32)
+    >>> oxmera.div(oxmera.tensor([-7, 7]), 2, rounding_mode="trunc")
+    tensor([-3,  3], dtype=int64)
+    >>> oxmera.tensor([-7.0, 7.0]).div(2, rounding_mode="floor")
+    tensor([-4.,  3.], dtype=float32)
     """
-    return np.true_divide(input, other)
+    if rounding_mode is None:
+        return _true_divide(input, other)
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    if rounding_mode == "trunc":
+        if result_type(input, other).kind == "f":
+            # torch divides, then truncates (not floor-corrects): the same
+            # rounding of the quotient as its kernel.
+            return trunc(_true_divide(input, other))
+        # Integers: floor division is one too low where the exact quotient
+        # is negative and not whole.
+        quotient = floor_divide(input, other)
+        behind = logical_and(ne(remainder(input, other), 0),
+                             ne(lt(input, 0), lt(other, 0)))
+        return where(behind, quotient + 1, quotient)
+    raise OpError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                     f"found {rounding_mode!r}")
 
 
-@div.vjp
+divide = div
+
+
+@_true_divide.vjp
 def _(ctx, grad, input, other):
     needs = ctx.needs_input_grad
     grad_input = grad / other if needs[0] or needs[1] else None
@@ -149,7 +193,7 @@ def true_divide(input, other):
     >>> oxmera.true_divide(oxmera.tensor([3.0]), 2.0)
     tensor([1.5], dtype=float32)
     """
-    return div(input, other)
+    return _true_divide(input, other)
 
 
 def _integer_division_check(input, other, opname):
@@ -803,7 +847,17 @@ def _erf_float64(x):
     s = magnitude[near_one] - 1.0
     out[near_one] = _ERF_ONE + _polynomial(_ERF_NEAR_ONE_P, s) / _polynomial(_ERF_NEAR_ONE_Q, s)
     tail = (magnitude >= 1.25) & (magnitude < 6.0)
-    a = magnitude[tail]
+    out[tail] = 1.0 - _erfc_tail(magnitude[tail])
+    out[np.isnan(magnitude)] = np.nan
+    return np.copysign(out, x.ravel()).reshape(x.shape)
+
+
+def _erfc_tail(a):
+    """erfc of a float64 array with values in [1.25, 28) (fdlibm's tail formula).
+
+    Shared with ``erfc`` (``oxmera.ops.pointwise``), which needs it where
+    ``1 - erf`` would cancel to nothing.
+    """
     z = 1.0 / (a * a)
     ratio = np.where(a < 1 / 0.35,
                      _polynomial(_ERFC_MID_R, z) / _polynomial(_ERFC_MID_S, z),
@@ -811,9 +865,7 @@ def _erf_float64(x):
     # exp(-a*a) as exp(-h*h) * exp((h - a) * (h + a)) with h = a cut to its
     # leading 21 mantissa bits, so h*h is exact and no digit of a*a is lost.
     h = (a.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
-    out[tail] = 1.0 - np.exp(-h * h - 0.5625) * np.exp((h - a) * (h + a) + ratio) / a
-    out[np.isnan(magnitude)] = np.nan
-    return np.copysign(out, x.ravel()).reshape(x.shape)
+    return np.exp(-h * h - 0.5625) * np.exp((h - a) * (h + a) + ratio) / a
 
 
 @op(float_only=True, method=True)
@@ -1440,6 +1492,8 @@ logical_not = _logical("logical_not", np.logical_not, 1)
 
 
 _registry.add_tensor_attribute("true_divide", true_divide)
+_registry.add_tensor_attribute("div", div)
+_registry.add_tensor_attribute("divide", div)
 _registry.add_tensor_attribute("where", _where_method)
 _registry.add_tensor_attribute("square", square)
 _registry.add_tensor_attribute("allclose", allclose)

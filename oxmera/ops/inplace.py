@@ -1,5 +1,6 @@
 """In-place ops: ``add_ sub_ mul_ div_ pow_ clamp_ zero_ fill_ copy_``, ``+=`` and
-friends, and ``t[index] = value``.
+friends, ``t[index] = value``, and the generated family (``exp_``, ``sigmoid_``,
+``addcmul_``...: ``add_inplace_methods``).
 
 How an in-place op stays differentiable: while autograd records, the op
 computes its result out of place (an ordinary recorded op), writes it into
@@ -14,14 +15,20 @@ that needs the old values raises instead of using the new ones.
 When nothing records (grad mode off, or no tensor involved requires grad)
 the arithmetic ops write with NumPy's ``out=`` directly: no copy.
 
+Every other in-place method is generated from its out-of-place function by
+``add_inplace_methods`` (one mechanism, the same rules): this module
+calls it for the elementwise family; another module can call it for more.
+
 What this module leaves to others: the version check (the core, at
 backward time), the ops computing the results (``elementwise``, ``index``).
 """
+import inspect
+
 import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
-from oxmera.ops import _registry, elementwise
+from oxmera.ops import _registry, blas, elementwise, pointwise, reduce, shape, special
 from oxmera.ops.index import getitem, index_error, normalize_index
 
 __all__ = ["setitem"]
@@ -232,8 +239,8 @@ def mul_(self, other):
     return _ufunc_inplace("mul_", np.multiply, self, other, lambda s: elementwise.mul(s, other))
 
 
-def div_(self, other):
-    """In-place :func:`oxmera.div`; returns ``self``.
+def div_(self, other, *, rounding_mode=None):
+    """In-place :func:`oxmera.div` (with its ``rounding_mode``); returns ``self``.
 
     Examples
     --------
@@ -241,7 +248,13 @@ def div_(self, other):
     >>> x = oxmera.tensor([1.0, 2.0])
     >>> x.div_(2)
     tensor([0.5, 1. ], dtype=float32)
+    >>> oxmera.tensor([-7, 7]).div_(2, rounding_mode="trunc")
+    tensor([-3,  3], dtype=int64)
     """
+    if rounding_mode is not None:
+        return _inplace("div_", self,
+                        lambda s: elementwise.div(s, other, rounding_mode=rounding_mode),
+                        (other,), reads_self=False)
     return _ufunc_inplace("div_", np.true_divide, self, other,
                           lambda s: elementwise.div(s, other))
 
@@ -504,6 +517,150 @@ def _(ctx, grad, base, values, chain):
     return grad_base, grad_values
 
 
+# -- the generated family ----------------------------------------------------------------------
+
+def add_inplace_methods(functions, examples=None):
+    """Give ``Tensor`` an in-place method ``<name>_`` for each out-of-place function.
+
+    ``functions`` maps a name to the function computing the new value out of
+    place, called as ``function(self, *args, **kwargs)`` with the method's
+    arguments (an op's public function, or a composite). The method follows
+    the rules of every in-place op here: the result must fit ``self``'s shape
+    and be castable to its dtype (else RuntimeError, nothing written); a leaf
+    that requires grad (or a view of one) is refused while autograd records;
+    the write bumps the version shared with views; while recording, ``self``
+    takes the result's place in the graph (through its base, for a view).
+
+    ``examples`` maps a name to the arguments of the method's docstring
+    example, as source text: ``"0.5"``, or ``("oxmera.ones(2, 2)", "a, b")``
+    for the tensor to modify and the arguments (default: a float vector, no
+    arguments).
+
+    Returns ``{"<name>_": method}``, e.g. for a module to also export some
+    as functions (``oxmera.exp_(x)``). Call it at import time, before the
+    ops package installs the Tensor attributes (``oxmera/ops/__init__.py``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.inplace import add_inplace_methods
+    >>> def halve_example(x, *, times=1):
+    ...     return x * 0.5 ** times
+    >>> methods = add_inplace_methods({"halve_example": halve_example})
+    >>> x = oxmera.tensor([4.0, 8.0])
+    >>> methods["halve_example_"](x, times=2)
+    tensor([1., 2.], dtype=float32)
+    >>> x._version
+    1
+    >>> from oxmera.ops import _registry
+    >>> del _registry._TENSOR_ATTRIBUTES["halve_example_"]    # an example: not kept
+    """
+    generated = {}
+    examples = examples or {}
+    for name, function in dict(functions).items():
+        method = _inplace_method(name, function, examples.get(name, ""))
+        _registry.add_tensor_attribute(method.__name__, method)
+        generated[method.__name__] = method
+    return generated
+
+
+def _inplace_method(name, function, example):
+    inplace_name = name + "_"
+    opdef = getattr(function, "op", None)
+    # Clone ``self`` while recording only if the computation's VJP reads it
+    # (the write would change the saved values): an op whose first input is
+    # not saved (exp, tanh: they reuse the output) needs no copy.
+    reads_self = (opdef is None or opdef.save_mask is None
+                  or opdef.save_mask[0] is not False)
+    compute = function
+    if opdef is not None and not opdef.differentiable:
+        # A comparison written into a float tensor (``x.gt_(0)``): the new
+        # values are constants, so the old ones get a zero gradient, as in
+        # PyTorch, and the tensor keeps a place in the graph.
+        def compute(source, *args, **kwargs):
+            return _overwrite(source, function(source, *args, **kwargs))
+        reads_self = False
+
+    def method(self, *args, **kwargs):
+        others = args + tuple(kwargs.values())
+        return _inplace(inplace_name, self, lambda source: compute(source, *args, **kwargs),
+                        others, reads_self=reads_self)
+    method.__name__ = method.__qualname__ = inplace_name
+    method.__module__ = __name__
+    try:    # what help() and IDEs show: the out-of-place function's parameters
+        method.__signature__ = inspect.signature(function)
+    except (TypeError, ValueError):
+        pass
+    tensor, arguments = example if isinstance(example, tuple) else ("oxmera.tensor([0.25, 0.5])",
+                                                                    example)
+    method.__doc__ = (
+        f"In-place ``{name}``: ``self`` becomes ``{name}(self, ...)``; returns ``self``.\n\n"
+        f"Generated by ``add_inplace_methods`` (see there for the rules).\n\n"
+        f"Examples\n--------\n>>> import oxmera\n>>> x = {tensor}\n"
+        f">>> x.{inplace_name}({arguments}) is x\nTrue\n>>> x._version\n1\n")
+    return method
+
+
+def _float_power_in_double(input, exponent):
+    # float_power_ cannot round its float64 result into another dtype.
+    if input.dtype != np.float64:
+        raise RuntimeError(f"float_power_(): the base given to float_power_ has dtype "
+                           f"{input.dtype} but the operation's result requires dtype float64")
+    return pointwise.float_power(input, exponent)
+
+
+# Every elementwise op with an in-place Tensor method in PyTorch (the
+# hand-written ones above keep NumPy's ``out=`` fast path for optimizers).
+_GENERATED = add_inplace_methods({
+    **{name: getattr(elementwise, name) for name in (
+        "neg", "abs", "sign", "reciprocal", "square", "exp", "exp2", "expm1", "log", "log2",
+        "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "arcsin", "acos",
+        "arccos", "atan", "arctan", "atan2", "arctan2", "sinh", "cosh", "tanh", "sigmoid",
+        "erf", "relu", "lerp", "hypot", "floor", "ceil", "trunc", "round", "nan_to_num")},
+    **{name: getattr(pointwise, name) for name in (
+        "acosh", "arccosh", "asinh", "arcsinh", "atanh", "arctanh", "fmod", "copysign", "sgn",
+        "frac", "xlogy", "logit", "erfc", "sinc", "deg2rad", "rad2deg", "ldexp", "clamp_min",
+        "clamp_max", "addcmul", "addcdiv")},
+    **{name: getattr(special, name) for name in (
+        "erfinv", "lgamma", "digamma", "mvlgamma", "i0")},
+    "polygamma": special._polygamma,          # Tensor.polygamma_(n): the tensor comes first
+    "float_power": _float_power_in_double,
+    **{name: getattr(blas, name) for name in ("addmm", "addmv", "addbmm", "baddbmm")},
+    # comparisons and logic: 1 and 0 (True and False) in the tensor's dtype
+    **{name: getattr(elementwise, name) for name in (
+        "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+        "logical_not")},
+    "heaviside": pointwise.heaviside,
+    # the scans and triangles, which PyTorch also writes in place
+    "cumsum": reduce.cumsum, "cumprod": reduce.cumprod, "tril": shape.tril, "triu": shape.triu,
+}, examples={
+    "lerp": "oxmera.ones(2), 0.5", "atan2": "oxmera.ones(2)", "arctan2": "oxmera.ones(2)",
+    "hypot": "oxmera.ones(2)", "fmod": "0.2", "copysign": "-1.0", "xlogy": "2.0",
+    "logit": "0.1", "ldexp": "oxmera.tensor([1, 2])", "clamp_min": "0.3", "clamp_max": "0.3",
+    "addcmul": "oxmera.ones(2), oxmera.ones(2)", "addcdiv": "oxmera.ones(2), oxmera.ones(2)",
+    "mvlgamma": ("oxmera.tensor([1.5, 2.0])", "2"), "polygamma": "1",
+    "float_power": ("oxmera.tensor([0.25, 0.5], dtype=oxmera.float64)", "2"),
+    "addmv": "oxmera.ones(2, 3), oxmera.ones(3)",
+    "addmm": ("oxmera.zeros(2, 2)", "oxmera.ones(2, 3), oxmera.ones(3, 2)"),
+    "addbmm": ("oxmera.zeros(2, 2)", "oxmera.ones(4, 2, 3), oxmera.ones(4, 3, 2)"),
+    "baddbmm": ("oxmera.zeros(4, 2, 2)", "oxmera.ones(4, 2, 3), oxmera.ones(4, 3, 2)"),
+    **dict.fromkeys(("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                     "logical_xor"), "0.3"),
+    "heaviside": "oxmera.tensor(0.5)", "cumsum": "0", "cumprod": "0",
+    "tril": ("oxmera.ones(2, 2)", ""), "triu": ("oxmera.ones(2, 2)", ""),
+})
+
+#: The in-place forms PyTorch also has as functions (``torch.relu_(x)``).
+_FUNCTIONS = ("abs_", "acos_", "acosh_", "addmv_", "asin_", "asinh_", "atan_", "atanh_",
+              "ceil_", "clamp_min_", "clamp_max_", "cos_", "cosh_", "deg2rad_", "erf_", "erfc_",
+              "exp_", "exp2_", "expm1_", "floor_", "frac_", "i0_", "ldexp_", "log_", "log10_",
+              "log1p_", "log2_", "logit_", "nan_to_num_", "neg_", "rad2deg_", "reciprocal_",
+              "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_",
+              "square_", "tan_", "tanh_", "trunc_", "xlogy_")
+globals().update((name, _GENERATED[name]) for name in _FUNCTIONS)
+__all__ += [*_FUNCTIONS, "clamp_", "fill_", "zero_"]
+
+
 # -- Tensor methods and operators ------------------------------------------------------------
 
 def _operator(method):
@@ -519,6 +676,7 @@ for _method in (add_, sub_, mul_, div_, pow_, clamp_, zero_, fill_, copy_, floor
     _registry.add_tensor_attribute(_method.__name__, _method)
 _registry.add_tensor_attribute("clip_", clamp_)
 _registry.add_tensor_attribute("true_divide_", div_)
+_registry.add_tensor_attribute("divide_", div_)
 _registry.add_tensor_attribute("__setitem__", setitem)
 for _dunder, _method in (("__iadd__", add_), ("__isub__", sub_), ("__imul__", mul_),
                          ("__itruediv__", div_), ("__ifloordiv__", floor_divide_),

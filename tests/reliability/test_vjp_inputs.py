@@ -23,6 +23,10 @@ from ops._cases import all_cases  # (tests/ is on sys.path: pytest rootdir-style
 # Internal ops the engine or in-place writes record, never called with raw operands.
 INTERNAL = {"copy_slices"}
 
+# Ops whose first tensor input has no derivative (its VJP raises, as PyTorch's
+# does): the leaf differentiated is their second input instead.
+NO_GRADIENT_FOR_FIRST_INPUT = {"zeta", "gammainc", "gammaincc"}
+
 
 def _multi_input_ops():
     return sorted(o.name for o in REGISTRY.values()
@@ -85,13 +89,18 @@ def _rebuild_call(opdef, args, kwargs, convert, as_tensors):
     converted by ``convert``, then made a Tensor if ``as_tensors`` (the reference:
     the same values, by the same dtype rules); returns (args, kwargs, leaf)."""
     leaf = None
+    skip = 1 if opdef.name in NO_GRADIENT_FOR_FIRST_INPUT else 0
 
     def slot(value):
-        nonlocal leaf
+        nonlocal leaf, skip
         if not isinstance(value, oxmera.Tensor):
             return value
         array = _fresh(value)
         if leaf is None and array.dtype.kind == "f":
+            if skip:
+                skip -= 1
+                raw = convert(array)
+                return oxmera.as_tensor(raw) if as_tensors else raw
             leaf = oxmera.tensor(array, requires_grad=True)
             return leaf
         raw = convert(array)
