@@ -14,6 +14,7 @@ from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss
                                     L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
 from oxmera.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from oxmera.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from oxmera.nn.modules.sparse import Embedding
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Dropout",
     "LayerNorm", "BatchNorm1d", "BatchNorm2d",
     "Embedding",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Sequential", "ModuleList", "ModuleDict",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax",
