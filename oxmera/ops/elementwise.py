@@ -702,9 +702,12 @@ def sigmoid(input):
     >>> oxmera.sigmoid(oxmera.tensor([0.0]))
     tensor([0.5], dtype=float32)
     """
-    # exp of a non-positive number only, so nothing overflows.
-    z = np.exp(-np.abs(input))
-    return np.where(input >= 0, 1 / (1 + z), z / (1 + z)).astype(input.dtype, copy=False)
+    # exp(min(x, 0)) / (1 + exp(-|x|)): exp of non-positive numbers only, so nothing
+    # overflows, and either branch's exact form without np.where (whose float select
+    # made this four times slower; sigmoid is the LSTM and GRU gates' hot spot).
+    denominator = np.exp(-np.abs(input))
+    denominator += 1
+    return np.asarray(np.exp(np.minimum(input, 0)) / denominator, dtype=input.dtype)
 
 
 @sigmoid.vjp

@@ -82,8 +82,18 @@ _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_
 
 
 def _input_projection(mode, input, w_ih, b_ih, b_hh):
-    """``input @ w_ih.T`` plus the biases the gates see as a sum (all but the GRU's b_hh)."""
+    """``input @ w_ih.T`` plus the biases the gates see as a sum (all but the GRU's b_hh).
+
+    A (T, B, I) input is multiplied as one (T * B, I) matrix: a 3-D matmul
+    would be T small products, and its weight gradient a (T, I, G) tensor
+    summed afterwards.
+    """
+    lead = input.shape[:-1]
+    if len(lead) > 1:
+        input = input.reshape(-1, input.shape[-1])
     xp = matmul(input, w_ih.T)
+    if len(lead) > 1:
+        xp = xp.reshape(*lead, xp.shape[-1])
     if b_ih is None:
         return xp
     return xp + (b_ih if mode == "GRU" else b_ih + b_hh)
