@@ -56,7 +56,7 @@ def _(ctx, grads, input_gate, forget_gate, cell_gate, output_gate, cx):
 @op(inputs=7, promote=True, float_only=True,
     outputs=("input_gate", "forget_gate", "cell_gate", "output_gate", "cx"))
 def lstm_gates_backward(grad_h, grad_c, input_gate, forget_gate, cell_gate, output_gate, cx):
-    """The VJP of :func:`lstm_gates`: the gradients of its five inputs, given those of h and c.
+    """The VJP of ``lstm_gates``: the gradients of its five inputs, given those of h and c.
 
     Examples
     --------

@@ -7,16 +7,17 @@ gives the same outputs.
 How a layer runs (the reason for the shape of the code): the input
 projection ``x @ W_ih.T + b`` of a whole layer and direction is one matrix
 product over every time step at once; each step is then one product
-``h @ W_hh.T`` added to its slice of that projection, and the gate
-nonlinearities on the pieces of that one gates tensor (``split`` is a single
-op). For the LSTM and the plain RNN, ``b_hh`` is added to the input
-projection too (the gates only see the sum); the GRU keeps it inside
-``r * (W_hn h + b_hn)``. Everything is composed from differentiable ops, so
+``h @ W_hh.T`` added to its slice of that projection, one ``split`` of that
+gates tensor, and the gate nonlinearities: for the LSTM one op
+(``oxmera.ops.rnn.lstm_gates``, whose VJP is one op too), for the GRU and
+the plain RNN a few elementwise ops. For the LSTM and the plain RNN,
+``b_hh`` is added to the input projection (the gates only see the sum); the
+GRU keeps it inside ``r * (W_hn h + b_hn)``. Every op is differentiable, so
 gradients of any order flow to inputs, states and parameters.
 
-A :class:`~oxmera.nn.utils.rnn.PackedSequence` runs the same steps on the
-shrinking batch of the sequences still running (they are sorted longest
-first), so each sequence's final state is its state at its own last step.
+A ``PackedSequence`` runs the same steps on the shrinking batch of the
+sequences still running (they are sorted longest first), so each
+sequence's final state is its state at its own last step.
 """
 import math
 import numbers

@@ -1,6 +1,6 @@
 """Variable-length sequences for the recurrent layers, as in ``torch.nn.utils.rnn``.
 
-A :class:`PackedSequence` holds a batch of sequences of different lengths
+A ``PackedSequence`` holds a batch of sequences of different lengths
 without padding: its ``data`` is the time steps one after the other, each
 step holding the sequences still running at that step (longest first), and
 ``batch_sizes[t]`` says how many that is. The recurrent layers run it step
@@ -59,7 +59,7 @@ class PackedSequence(namedtuple("PackedSequence",
                                 ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
     """A batch of variable-length sequences packed time step after time step.
 
-    Made by :func:`pack_padded_sequence` or :func:`pack_sequence`, not by hand.
+    Made by ``pack_padded_sequence`` or ``pack_sequence``, not by hand.
 
     Attributes
     ----------
@@ -207,7 +207,7 @@ def _lengths_of(batch_sizes):
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
-    """Undo :func:`pack_padded_sequence`: the padded batch and each sequence's length.
+    """Undo ``pack_padded_sequence``: the padded batch and each sequence's length.
 
     The batch comes back in the order it was packed from; ``total_length``
     pads the time dim to that size (at least the longest length).
@@ -339,7 +339,7 @@ def pack_sequence(sequences, enforce_sorted=True):
 
 
 def unpack_sequence(packed_sequences):
-    """Undo :func:`pack_sequence`: the list of sequences in their original order.
+    """Undo ``pack_sequence``: the list of sequences in their original order.
 
     Examples
     --------
