@@ -9,8 +9,9 @@ projection ``x @ W_ih.T + b`` of a whole layer and direction is one matrix
 product over every time step at once; each step is then one product
 ``h @ W_hh.T`` added to its slice of that projection, one ``split`` of that
 gates tensor, and the gate nonlinearities: for the LSTM one op
-(``oxmera.ops.rnn.lstm_gates``, whose VJP is one op too), for the GRU and
-the plain RNN a few elementwise ops. For the LSTM and the plain RNN,
+(``oxmera.ops.rnn.lstm_gates``, whose VJP is one op too), for the GRU one
+op after adding the projections' reset and update parts (``gru_gates``),
+for the plain RNN its activation. For the LSTM and the plain RNN,
 ``b_hh`` is added to the input projection (the gates only see the sum); the
 GRU keeps it inside ``r * (W_hn h + b_hn)``. Every op is differentiable, so
 gradients of any order flow to inputs, states and parameters.
@@ -31,10 +32,10 @@ from oxmera.nn.modules.module import Module
 from oxmera.nn.parameter import Parameter
 from oxmera.nn.utils.rnn import PackedSequence
 from oxmera.ops.creation import zeros
-from oxmera.ops.elementwise import relu, sigmoid, tanh
+from oxmera.ops.elementwise import relu, tanh
 from oxmera.ops.index import index_select
 from oxmera.ops.linalg import matmul
-from oxmera.ops.rnn import lstm_gates
+from oxmera.ops.rnn import gru_gates, lstm_gates
 from oxmera.ops.shape import cat, split, stack, unbind
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -72,10 +73,8 @@ def _gru_step(xp, state, w_hh_t, b_hh, w_hr_t):
         hp = hp + b_hh
     x_rz, x_n = split(xp, [2 * hidden, hidden], -1)
     h_rz, h_n = split(hp, [2 * hidden, hidden], -1)
-    r, z = split(sigmoid(x_rz + h_rz), hidden, -1)
-    n = tanh(x_n + r * h_n)
-    # (1 - z) * n + z * h, with one op less.
-    return (n + z * (h - n),)
+    # r and z see the sum of both projections; n sees them apart (r scales W_hn h + b_hn).
+    return (gru_gates(*split(x_rz + h_rz, hidden, -1), x_n, h_n, h),)
 
 
 _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
