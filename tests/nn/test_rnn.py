@@ -619,3 +619,14 @@ def test_packed_sequence_is_a_namedtuple_with_conversions():
     assert packed.double().data.dtype == oxmera.float64
     assert packed.to(oxmera.float32) is packed
     assert not packed.is_cuda
+
+
+def test_pad_sequence_of_a_tensor_pads_its_rows():
+    # A tensor is its sequences along dim 0, as in PyTorch: (2, 3) is two sequences of 3.
+    padded = rnn_utils.pad_sequence(oxmera.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    np.testing.assert_array_equal(_np(padded), [[1, 4], [2, 5], [3, 6]])
+
+
+def test_packed_sequence_needs_batch_sizes():
+    with pytest.raises(ValueError, match="batch_sizes must be given"):
+        rnn_utils.PackedSequence(oxmera.zeros(3, 2))
