@@ -63,15 +63,15 @@ class PackedSequence(namedtuple("PackedSequence",
 
     Attributes
     ----------
-    data : Tensor
+    data : oxmera.Tensor
         ``(sum(batch_sizes), *)``: step 0 of every sequence (longest first),
         then step 1 of those that have one, and so on.
-    batch_sizes : Tensor
+    batch_sizes : oxmera.Tensor
         int64, how many sequences run at each step (non-increasing).
-    sorted_indices : Tensor or None
+    sorted_indices : oxmera.Tensor or None
         The batch position of the sequence packed at position ``i``
         (``None`` when the input was already sorted by decreasing length).
-    unsorted_indices : Tensor or None
+    unsorted_indices : oxmera.Tensor or None
         Its inverse: the packed position of each original sequence.
 
     Examples
