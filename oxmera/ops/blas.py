@@ -86,7 +86,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     --------
     >>> import oxmera
     >>> oxmera.baddbmm(oxmera.zeros(2, 1, 1), oxmera.ones(2, 1, 3), oxmera.ones(2, 3, 1)).shape
-    (2, 1, 1)
+    oxmera.Size([2, 1, 1])
     """
     _check("baddbmm", (("batch1", batch1), ("batch2", batch2)), (3, 3))
     _check_batches("baddbmm", batch1, batch2)

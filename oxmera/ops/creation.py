@@ -231,7 +231,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     >>> import oxmera
     >>> t = oxmera.empty_strided((2, 3), (1, 2))
     >>> t.shape, t.numpy().strides
-    ((2, 3), (4, 8))
+    (oxmera.Size([2, 3]), (4, 8))
     """
     _options("empty_strided", device, layout, pin_memory)
     shape = _size((size,) if isinstance(size, int) else tuple(size), "empty_strided")

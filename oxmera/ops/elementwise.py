@@ -756,6 +756,7 @@ def stable_sigmoid(x):
     branch's exact form without np.where (whose float select made it four
     times slower; sigmoid is the LSTM and GRU gates' hot spot).
     """
+    x = np.asarray(x)                   # (a gate op may get a Python number)
     denominator = np.exp(-np.abs(x))
     denominator += 1
     return np.asarray(np.exp(np.minimum(x, 0)) / denominator, dtype=x.dtype)

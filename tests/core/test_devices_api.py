@@ -180,9 +180,11 @@ def test_to_is_differentiable_through_casts_and_formats():
     assert z.grad_fn is not None and z is not x
 
 
-def test_type_still_takes_a_dtype_name_where_to_takes_a_device():
+def test_type_takes_a_type_name_where_to_takes_a_device():
     x = oxmera.ones(2)
-    assert x.type("float64").dtype == F64 and x.type(I64).dtype == I64
+    assert x.type("torch.DoubleTensor").dtype == F64 and x.type(I64).dtype == I64
+    with pytest.raises(ValueError, match="invalid type: 'float64'"):     # as torch's
+        x.type("float64")
     with pytest.raises(RuntimeError, match="device string: float64"):
         x.to("float64")
 

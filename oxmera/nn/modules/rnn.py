@@ -454,7 +454,7 @@ class RNN(RNNBase):
     >>> rnn = nn.RNN(10, 20, num_layers=2)
     >>> output, h_n = rnn(oxmera.randn(5, 3, 10), oxmera.zeros(2, 3, 20))
     >>> output.shape, h_n.shape
-    ((5, 3, 20), (2, 3, 20))
+    (oxmera.Size([5, 3, 20]), oxmera.Size([2, 3, 20]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
@@ -497,7 +497,7 @@ class LSTM(RNNBase):
     >>> lstm = nn.LSTM(10, 20, batch_first=True, proj_size=5)
     >>> output, (h_n, c_n) = lstm(oxmera.randn(3, 7, 10))
     >>> output.shape, h_n.shape, c_n.shape
-    ((3, 7, 5), (1, 3, 5), (1, 3, 20))
+    (oxmera.Size([3, 7, 5]), oxmera.Size([1, 3, 5]), oxmera.Size([1, 3, 20]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
@@ -528,7 +528,7 @@ class GRU(RNNBase):
     >>> gru = nn.GRU(10, 20, bidirectional=True)
     >>> output, h_n = gru(oxmera.randn(5, 10))
     >>> output.shape, h_n.shape
-    ((5, 40), (2, 20))
+    (oxmera.Size([5, 40]), oxmera.Size([2, 20]))
     """
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
@@ -559,7 +559,7 @@ class RNNCellBase(Module):
     --------
     >>> from oxmera import nn
     >>> nn.GRUCell(3, 4).weight_hh.shape
-    (12, 4)
+    oxmera.Size([12, 4])
     """
 
     _mode = None
@@ -677,7 +677,7 @@ class RNNCell(RNNCellBase):
     >>> for x in oxmera.randn(6, 3, 10):
     ...     hx = cell(x, hx)
     >>> hx.shape
-    (3, 20)
+    oxmera.Size([3, 20])
     """
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
@@ -721,7 +721,7 @@ class LSTMCell(RNNCellBase):
     >>> cell = nn.LSTMCell(10, 20)
     >>> h, c = cell(oxmera.randn(3, 10))
     >>> h.shape, c.shape
-    ((3, 20), (3, 20))
+    (oxmera.Size([3, 20]), oxmera.Size([3, 20]))
     """
 
     _mode = "LSTM"
@@ -756,7 +756,7 @@ class GRUCell(RNNCellBase):
     >>> import oxmera
     >>> from oxmera import nn
     >>> nn.GRUCell(10, 20)(oxmera.randn(10)).shape
-    (20,)
+    oxmera.Size([20])
     """
 
     _mode = "GRU"
