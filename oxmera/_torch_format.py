@@ -1,0 +1,890 @@
+"""PyTorch's checkpoint formats, read and written without torch: the part of
+``oxmera.save``/``oxmera.load`` that handles ``.pt``/``.pth``/``.bin`` files.
+
+A PyTorch file is a zip archive (``<prefix>/data.pkl``, the pickled object,
+and ``<prefix>/data/<key>``, the raw bytes of each storage) or, before
+PyTorch 1.6, a "legacy" stream of pickles followed by the storages' bytes.
+Tensors are pickled as calls to ``torch._utils._rebuild_tensor_v2(storage,
+offset, size, stride, requires_grad, hooks)`` whose storage is a persistent
+id naming a storage record.
+
+Reading with ``weights_only=True`` (the default, as PyTorch's since 2.6)
+never runs the pickle: ``_WeightsUnpickler`` is an interpreter of the pickle
+opcodes that can only build tensors, storages, containers and primitives
+(the globals of ``_SAFE_GLOBALS``); any other global, opcode or shape of
+data is a ``ValueError`` naming the file. Every tensor is checked against
+its storage (dtype, offset, sizes and strides in bounds) before a NumPy view
+of the storage is made, so tensors that share a storage in the file share
+memory after loading, as they did in PyTorch. ``weights_only=False`` uses
+Python's own unpickler, which imports and calls whatever the file names:
+it runs code from the file, exactly as ``torch.load(weights_only=False)``.
+
+Writing produces what ``torch.save`` does (the zip format, pickle protocol
+2): tensors become ``_rebuild_tensor_v2`` calls on storages (a tensor whose
+memory is a view of another's is saved as a view of the same storage),
+Parameters ``_rebuild_parameter`` calls, and every other object is pickled
+as Python pickles it.
+"""
+import io
+import pickle
+import secrets
+import struct
+import sys
+import warnings
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from oxmera._core.autograd import Tensor
+from oxmera._device import check_cpu, device as _device
+from oxmera.ops.creation import from_numpy
+
+__all__ = []
+
+_LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
+_LEGACY_PROTOCOL = 1001
+_ALIGNMENT = 64            # torch.save aligns storage records to 64 bytes (for mmap)
+
+#: PyTorch's typed storage classes and the NumPy dtype of their elements.
+_STORAGES = {
+    "DoubleStorage": np.float64, "FloatStorage": np.float32, "HalfStorage": np.float16,
+    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
+    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+    "BFloat16Storage": "bfloat16",
+}
+#: torch dtypes by name (as the pickle names them) and their NumPy dtype.
+_TORCH_DTYPES = {
+    "float64": np.float64, "float32": np.float32, "float16": np.float16, "int64": np.int64,
+    "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
+    "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bfloat16": "bfloat16",
+}
+_STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGES.items() if v != "bfloat16"}
+
+
+class Corrupt(Exception):
+    """A problem with the file's content (the caller makes it a ValueError naming the file)."""
+
+
+class WeightsOnlyError(Corrupt):
+    """The file needs more than loading weights allows (a global outside the allowlist)."""
+
+
+# -- reading --------------------------------------------------------------------------------
+
+class _StorageType:
+    """What a pickled ``torch.<X>Storage`` (or ``torch.storage.UntypedStorage``) global
+    stands for: the dtype of the storage's elements."""
+
+    def __init__(self, name, dtype):
+        self.name, self.dtype = name, dtype
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+
+class _Storage:
+    """A storage read from the file: a 1-D array holding its elements."""
+
+    def __init__(self, array, untyped=False):
+        self.array, self.untyped, self._views = array, untyped, {}
+
+    def typed(self, dtype):
+        """The storage's memory as elements of ``dtype`` (one array per dtype, so tensors
+        of an untyped storage share memory)."""
+        if not self.untyped:
+            return self.array
+        dtype = np.dtype(dtype)
+        if dtype not in self._views:
+            if self.array.nbytes % dtype.itemsize:
+                raise Corrupt(f"a storage of {self.array.nbytes} bytes cannot hold {dtype} "
+                              f"elements ({dtype.itemsize} bytes each)")
+            self._views[dtype] = self.array.view(dtype)
+        return self._views[dtype]
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int_tuple(value, what):
+    if not (isinstance(value, (tuple, list)) and all(_is_int(v) and v >= 0 for v in value)):
+        raise Corrupt(f"a tensor's {what} is {_short(value)}, not a tuple of non-negative "
+                      f"ints")
+    return tuple(value)
+
+
+def _short(value, limit=100):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _empty_hooks(hooks, what):
+    if hooks is not None and not (isinstance(hooks, dict) and not hooks):
+        raise Corrupt(f"a {what} has backward hooks or state {_short(hooks)}; loading weights "
+                      f"allows none")
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                    metadata=None, dtype=None):
+    """``torch._utils._rebuild_tensor_v2`` (and ``_v3``, which passes the dtype of an
+    untyped storage): a view of the storage, after checking it lies inside it."""
+    if not isinstance(storage, _Storage):
+        raise Corrupt(f"a tensor is rebuilt from {_short(storage)}, not from a storage")
+    if storage.untyped and dtype is None:
+        raise Corrupt("a tensor of an untyped storage has no dtype")
+    array = storage.typed(dtype) if dtype is not None else storage.array
+    size, stride = _int_tuple(size, "size"), _int_tuple(stride, "stride")
+    if not _is_int(storage_offset) or storage_offset < 0 or len(size) != len(stride):
+        raise Corrupt(f"a tensor has storage offset {_short(storage_offset)}, size {size} and "
+                      f"stride {stride}: the offset must be a non-negative int and the "
+                      f"stride as long as the size")
+    if not isinstance(requires_grad, bool):
+        raise Corrupt(f"a tensor's requires_grad is {_short(requires_grad)}, not a bool")
+    _empty_hooks(backward_hooks, "tensor")
+    _empty_hooks(metadata, "tensor")
+    if 0 in size:
+        end = storage_offset
+    else:
+        end = storage_offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    if end > array.size:
+        raise Corrupt(f"a tensor of size {size}, stride {stride} and storage offset "
+                      f"{storage_offset} reaches element {end - 1} of a storage of "
+                      f"{array.size} elements: the file is corrupted")
+    if requires_grad and array.dtype.kind != "f":
+        raise Corrupt(f"a {array.dtype} tensor requires grad, which only a floating tensor "
+                      f"can")
+    view = np.lib.stride_tricks.as_strided(
+        array[storage_offset:], shape=size, strides=[s * array.itemsize for s in stride])
+    tensor = from_numpy(view)
+    if requires_grad:
+        tensor.requires_grad_(True)
+    return tensor
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    if not isinstance(dtype, np.dtype):
+        raise Corrupt(f"a tensor's dtype is {_short(dtype)}, not a dtype")
+    return _rebuild_tensor(storage, storage_offset, size, stride, requires_grad,
+                           backward_hooks, metadata, dtype)
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
+    """``torch._utils._rebuild_parameter(_with_state)``: an ``oxmera.nn.Parameter``
+    sharing the tensor's memory, as ``torch.load`` gives an ``nn.Parameter``."""
+    from oxmera.nn.parameter import Parameter
+
+    if type(data) is not Tensor or not isinstance(requires_grad, bool):
+        raise Corrupt(f"a Parameter is rebuilt from {_short(data)} and requires_grad "
+                      f"{_short(requires_grad)}, not from a tensor and a bool")
+    if requires_grad and data.dtype.kind != "f":
+        raise Corrupt(f"a {data.dtype} Parameter requires grad, which only a floating one can")
+    _empty_hooks(backward_hooks, "Parameter")
+    if state not in (None, {}, (None, None), ({}, None), (None, {}), ({}, {})):
+        raise Corrupt(f"a Parameter has Python attributes {_short(state)}; loading weights "
+                      f"allows none")
+    return Parameter(data, requires_grad=requires_grad)
+
+
+def _size(sizes=()):
+    return _int_tuple(list(sizes) if isinstance(sizes, (list, tuple)) else sizes, "size")
+
+
+def _torch_device(kind, index=None):
+    if not isinstance(kind, str) or not (index is None or _is_int(index)):
+        raise Corrupt(f"torch.device({_short(kind)}, {_short(index)}) is not a device")
+    try:
+        return _device(kind) if index is None else _device(kind, index)
+    except (RuntimeError, TypeError) as err:
+        raise Corrupt(f"torch.device({kind!r}) is not a device: {err}") from None
+
+
+def _encode(text, encoding="latin1"):
+    """``_codecs.encode``, as protocol-2 pickles spell bytes: only a str in latin-1."""
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise Corrupt(f"_codecs.encode({_short(text)}, {_short(encoding)}) is not how a "
+                      f"pickle spells bytes")
+    return text.encode("latin1")
+
+
+def _bytearray(data=b""):
+    if not isinstance(data, (bytes, bytearray)):    # bytearray(10**12) would fill memory
+        raise Corrupt(f"bytearray({_short(data)}) does not build a bytearray from bytes")
+    return bytearray(data)
+
+
+def _collection(kind):
+    def build(items=()):
+        if not isinstance(items, (list, tuple)):
+            raise Corrupt(f"{kind.__name__}({_short(items)}) is not built from a list")
+        return kind(items)
+    return build
+
+
+def _complex(real=0.0, imag=0.0):
+    if not all(isinstance(v, (int, float)) for v in (real, imag)):
+        raise Corrupt(f"complex({_short(real)}, {_short(imag)}) is not built from numbers")
+    return complex(real, imag)
+
+
+def _ordered_dict(items=()):
+    if items != () and not (isinstance(items, list) and all(
+            isinstance(p, tuple) and len(p) == 2 for p in items)):
+        raise Corrupt(f"OrderedDict({_short(items)}) is not built from key-value pairs")
+    return OrderedDict(items)
+
+
+def _dtype_global(name):
+    dtype = _TORCH_DTYPES[name]
+    return "bfloat16" if dtype == "bfloat16" else np.dtype(dtype)
+
+
+#: The globals loading weights allows, by (module, name), and what each becomes: what
+#: PyTorch's weights_only unpickler allows, less what oxmera has no counterpart for
+#: (sparse and quantized tensors, tensor subclasses).
+_SAFE_GLOBALS = {
+    ("collections", "OrderedDict"): _ordered_dict,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+    ("torch", "Size"): _size,
+    ("torch", "device"): _torch_device,
+    ("_codecs", "encode"): _encode,
+    ("builtins", "bytearray"): _bytearray,
+    ("builtins", "set"): _collection(set),
+    ("builtins", "frozenset"): _collection(frozenset),
+    ("builtins", "complex"): _complex,
+    ("torch.storage", "UntypedStorage"): _StorageType("storage.UntypedStorage", np.uint8),
+    **{("torch", name): _StorageType(name, dtype) for name, dtype in _STORAGES.items()},
+    **{("torch", name): _dtype_global(name) for name in _TORCH_DTYPES},
+}
+_SAFE_CALLS = [v for v in _SAFE_GLOBALS.values() if callable(v) and not isinstance(v, np.dtype)]
+#: Containers the unpickler fills (APPEND, SETITEM, ADDITEMS, BUILD) and creates (NEWOBJ).
+_FILLABLE = (list, dict, OrderedDict, set)
+
+
+def _safe_global(module, name):
+    module = "builtins" if module == "__builtin__" else module     # protocol 2's spelling
+    try:
+        return _SAFE_GLOBALS[(module, name)]
+    except (KeyError, TypeError):
+        raise WeightsOnlyError(
+            f"weights only load failed: it refers to the global {module}.{name}, which is "
+            f"not a tensor, storage or container that loading weights allows. Loading it "
+            f"with weights_only=False will likely succeed, but runs code from the file (as "
+            f"torch.load(weights_only=False) does): do it only if you trust where the file "
+            f"comes from") from None
+
+
+class _WeightsUnpickler:
+    """A pickle interpreter that can only build what ``_SAFE_GLOBALS`` allows: it calls
+    no function and imports no module other than those, and makes nothing but tensors,
+    containers and primitives. ``persistent_load`` turns a storage id into a _Storage."""
+
+    def __init__(self, stream, persistent_load, encoding="ASCII"):
+        self.stream, self.persistent_load, self.encoding = stream, persistent_load, encoding
+
+    def _read(self, n):
+        data = self.stream.read(n)
+        if len(data) < n:
+            raise Corrupt("its pickle ends in the middle of an instruction: it is truncated")
+        return data
+
+    def _line(self):
+        line = self.stream.readline()
+        if not line.endswith(b"\n"):
+            raise Corrupt("its pickle ends in the middle of an instruction: it is truncated")
+        return line[:-1].decode("utf-8")
+
+    def _string(self, raw):
+        return raw.decode(self.encoding) if self.encoding != "bytes" else raw
+
+    def load(self):
+        try:
+            return self._load()
+        except Corrupt:
+            raise
+        except RecursionError:
+            raise Corrupt("its pickle nests too deeply") from None
+        except (IndexError, KeyError, TypeError, ValueError, AttributeError, OverflowError,
+                struct.error, UnicodeDecodeError, MemoryError) as err:
+            raise Corrupt(f"its pickle is malformed ({type(err).__name__}: {err})") from None
+
+    def _load(self):
+        read, unpack = self._read, struct.unpack
+        stack, metastack, memo = [], [], {}
+
+        def pop_mark():
+            nonlocal stack
+            items, stack = stack, metastack.pop()
+            return items
+
+        def fill_target(kind, allowed):
+            if type(stack[-1]) not in allowed:
+                raise Corrupt(f"its pickle does {kind} on a {type(stack[-1]).__name__}; "
+                              f"loading weights allows it only on "
+                              f"{', '.join(t.__name__ for t in allowed)}")
+            return stack[-1]
+
+        while True:
+            op = self.stream.read(1)
+            if not op:
+                raise Corrupt("its pickle ends before its STOP instruction: it is truncated")
+            code = op[0]
+            if op == pickle.PROTO:
+                if read(1)[0] > 5:
+                    raise Corrupt("its pickle has an unknown protocol")
+            elif op == pickle.FRAME:
+                read(8)
+            elif op == pickle.STOP:
+                if len(stack) != 1 or metastack:
+                    raise Corrupt("its pickle ends with a malformed stack")
+                return stack[0]
+            elif op == pickle.GLOBAL:
+                module = self._line()
+                stack.append(_safe_global(module, self._line()))
+            elif op == pickle.STACK_GLOBAL:
+                name, module = stack.pop(), stack.pop()
+                stack.append(_safe_global(module, name))
+            elif op == pickle.REDUCE:
+                args, func = stack.pop(), stack.pop()
+                if not (any(func is f for f in _SAFE_CALLS) and type(args) is tuple):
+                    raise Corrupt(f"its pickle calls {_short(func)}, which is not a function "
+                                  f"loading weights allows")
+                stack.append(func(*args))
+            elif op == pickle.NEWOBJ:
+                args, cls = stack.pop(), stack.pop()
+                if cls not in _FILLABLE or args != ():
+                    raise Corrupt(f"its pickle makes a new {_short(cls)}, which loading "
+                                  f"weights does not allow")
+                stack.append(cls())
+            elif op == pickle.BUILD:
+                state = stack.pop()
+                target = fill_target("BUILD", (OrderedDict,))
+                if not (isinstance(state, dict) and all(isinstance(k, str) and not
+                                                        k.startswith("__") for k in state)):
+                    raise Corrupt(f"its pickle sets the attributes {_short(state)} of an "
+                                  f"OrderedDict; loading weights allows only plain names")
+                target.__dict__.update(state)        # e.g. a state_dict's _metadata
+            elif op == pickle.MARK:
+                metastack.append(stack)
+                stack = []
+            elif op == pickle.POP:
+                stack.pop()
+            elif op == pickle.POP_MARK:
+                pop_mark()
+            elif op == pickle.DUP:
+                stack.append(stack[-1])
+            elif op == pickle.APPEND:
+                item = stack.pop()
+                fill_target("APPEND", (list,)).append(item)
+            elif op == pickle.APPENDS:
+                items = pop_mark()
+                fill_target("APPENDS", (list,)).extend(items)
+            elif op == pickle.SETITEM:
+                value, key = stack.pop(), stack.pop()
+                fill_target("SETITEM", (dict, OrderedDict))[key] = value
+            elif op == pickle.SETITEMS:
+                items = pop_mark()
+                target = fill_target("SETITEMS", (dict, OrderedDict))
+                if len(items) % 2:
+                    raise Corrupt("its pickle's SETITEMS has a key without a value")
+                for i in range(0, len(items), 2):
+                    target[items[i]] = items[i + 1]
+            elif op == pickle.ADDITEMS:
+                items = pop_mark()
+                fill_target("ADDITEMS", (set,)).update(items)
+            elif op in (pickle.TUPLE, pickle.LIST, pickle.DICT, pickle.FROZENSET):
+                items = pop_mark()
+                if op == pickle.TUPLE:
+                    stack.append(tuple(items))
+                elif op == pickle.LIST:
+                    stack.append(items)
+                elif op == pickle.FROZENSET:
+                    stack.append(frozenset(items))
+                else:
+                    if len(items) % 2:
+                        raise Corrupt("its pickle's DICT has a key without a value")
+                    stack.append({items[i]: items[i + 1] for i in range(0, len(items), 2)})
+            elif op in (pickle.TUPLE1, pickle.TUPLE2, pickle.TUPLE3):
+                n = code - pickle.TUPLE1[0] + 1
+                if len(stack) < n:
+                    raise Corrupt("its pickle's stack underflows")
+                items = tuple(stack[-n:])
+                del stack[-n:]
+                stack.append(items)
+            elif op in _CONSTANTS:
+                stack.append(_CONSTANTS[op]())
+            elif op == pickle.BININT:
+                stack.append(unpack("<i", read(4))[0])
+            elif op == pickle.BININT1:
+                stack.append(read(1)[0])
+            elif op == pickle.BININT2:
+                stack.append(unpack("<H", read(2))[0])
+            elif op == pickle.LONG1:
+                stack.append(pickle.decode_long(read(read(1)[0])))
+            elif op == pickle.BINFLOAT:
+                stack.append(unpack(">d", read(8))[0])
+            elif op in _LENGTHS:
+                fmt, kind = _LENGTHS[op]
+                (n,) = unpack(fmt, read(struct.calcsize(fmt)))
+                raw = read(n)
+                if kind == "str":
+                    stack.append(raw.decode("utf-8", "surrogatepass"))
+                elif kind == "bytes":
+                    stack.append(raw)
+                else:
+                    stack.append(self._string(raw))
+            elif op == pickle.BINPERSID:
+                pid = stack.pop()
+                if not (type(pid) is tuple and pid and pid[0] in ("storage", b"storage")):
+                    raise Corrupt(f"its pickle refers to {_short(pid)}, which is not a "
+                                  f"storage")
+                stack.append(self.persistent_load(pid))
+            elif op in (pickle.BINGET, pickle.LONG_BINGET):
+                index = read(1)[0] if op == pickle.BINGET else unpack("<I", read(4))[0]
+                if index not in memo:
+                    raise Corrupt(f"its pickle refers to memo entry {index}, which it never "
+                                  f"stored")
+                stack.append(memo[index])
+            elif op in (pickle.BINPUT, pickle.LONG_BINPUT):
+                index = read(1)[0] if op == pickle.BINPUT else unpack("<I", read(4))[0]
+                memo[index] = stack[-1]
+            elif op == pickle.MEMOIZE:
+                memo[len(memo)] = stack[-1]
+            else:
+                raise Corrupt(f"its pickle uses the instruction {op!r}, which loading weights "
+                              f"does not allow")
+
+
+_CONSTANTS = {
+    pickle.NONE: lambda: None, pickle.NEWTRUE: lambda: True, pickle.NEWFALSE: lambda: False,
+    pickle.EMPTY_TUPLE: tuple, pickle.EMPTY_LIST: list, pickle.EMPTY_DICT: dict,
+    pickle.EMPTY_SET: set,
+}
+_LENGTHS = {
+    pickle.BINUNICODE: ("<I", "str"), pickle.SHORT_BINUNICODE: ("<B", "str"),
+    pickle.BINUNICODE8: ("<Q", "str"), pickle.SHORT_BINBYTES: ("<B", "bytes"),
+    pickle.BINBYTES: ("<I", "bytes"), pickle.SHORT_BINSTRING: ("<B", "string"),
+    pickle.BINSTRING: ("<i", "string"),
+}
+
+
+class _FullUnpickler(pickle.Unpickler):
+    """``weights_only=False``: Python's unpickler, which imports and calls what the file
+    names; PyTorch's tensor and storage globals still become oxmera's."""
+
+    def __init__(self, stream, persistent_load, encoding="ASCII"):
+        super().__init__(stream, encoding=encoding)
+        self._storage = persistent_load
+
+    def persistent_load(self, pid):
+        return self._storage(pid)
+
+    def find_class(self, module, name):
+        key = ("builtins" if module == "__builtin__" else module, name)
+        if key in _SAFE_GLOBALS and key[0] != "builtins":
+            return _SAFE_GLOBALS[key]
+        return super().find_class(module, name)
+
+    def load(self):
+        try:
+            return super().load()
+        except pickle.UnpicklingError as err:
+            raise Corrupt(f"its pickle is malformed ({err})") from None
+        except EOFError:
+            raise Corrupt("its pickle ends early: it is truncated") from None
+
+
+class _Loader:
+    """The storages of one file, read once each (tensors sharing one share its memory)."""
+
+    def __init__(self, source, map_location, read_record):
+        self.source, self.map_location, self.read_record = source, map_location, read_record
+        self.storages = {}
+        self.converted = 0         # bfloat16 storages converted to float32
+
+    def __call__(self, pid):
+        pid = tuple(p.decode("ascii") if isinstance(p, bytes) else p for p in pid)
+        if len(pid) == 5:
+            _, kind, key, location, numel = pid
+            view = None
+        elif len(pid) == 6:                      # the legacy format's, with view metadata
+            _, kind, key, location, numel, view = pid
+        else:
+            raise Corrupt(f"its pickle refers to a storage as {_short(pid)}")
+        if not (isinstance(kind, _StorageType) and isinstance(key, str)
+                and isinstance(location, str) and _is_int(numel) and numel >= 0):
+            raise Corrupt(f"its pickle refers to a storage as {_short(pid)}, not as "
+                          f"('storage', a storage type, a key, a location, a size)")
+        if key not in self.storages:
+            self.storages[key] = self._storage(kind, key, location, numel)
+        storage = self.storages[key]
+        if storage.kind is not kind or storage.array.size != numel:
+            raise Corrupt(f"storage {key!r} is referred to as {kind!r} of {numel} elements "
+                          f"and as {storage.kind!r} of {storage.array.size}")
+        if view is not None:
+            if not (isinstance(view, tuple) and len(view) == 3 and isinstance(view[0], str)
+                    and _is_int(view[1]) and _is_int(view[2]) and view[1] >= 0
+                    and view[1] + view[2] <= numel and view[2] >= 0):
+                raise Corrupt(f"a view of storage {key!r} is {_short(view)}")
+            if view[0] not in self.storages:
+                self.storages[view[0]] = _Storage(storage.array[view[1]:view[1] + view[2]])
+            return self.storages[view[0]]
+        return storage
+
+    def _storage(self, kind, key, location, numel):
+        self._map(location)
+        dtype = kind.dtype
+        itemsize = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+        raw = self.read_record(key, numel * itemsize)
+        if dtype == "bfloat16":
+            # bfloat16 is float32's upper half: widening is exact (NumPy has no bfloat16).
+            self.converted += 1
+            halves = np.frombuffer(raw, dtype=self.order + "u2").astype(np.uint32)
+            array = (halves << 16).view(np.float32)
+        else:
+            array = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder(self.order))
+            array = array.astype(np.dtype(dtype).newbyteorder("="), copy=True)
+            if array.dtype == np.bool_ and np.any(array.view(np.uint8) > 1):
+                raise Corrupt(f"the bool storage {key!r} holds bytes other than 0 and 1")
+        if callable(self.map_location) and not isinstance(self.map_location, (dict, _device)):
+            array = self._call_map_location(array, location)
+        storage = _Storage(array, untyped=kind.name == "storage.UntypedStorage")
+        storage.kind = kind
+        return storage
+
+    def _call_map_location(self, array, location):
+        """A callable ``map_location`` is called as PyTorch calls it, with each storage
+        (here a 1-D tensor) and its location; it must give back that storage or a tensor
+        of the same dtype and size (e.g. ``lambda storage, loc: storage``)."""
+        storage = from_numpy(array)
+        result = self.map_location(storage, location)
+        if result is None or result is storage:
+            return array
+        if not (isinstance(result, Tensor) and result.dtype == array.dtype
+                and tuple(result.shape) == array.shape):
+            raise TypeError(f"oxmera.load(): map_location gave {_short(result)} for a "
+                            f"{array.dtype} storage of {array.size} elements; it must give "
+                            f"back the storage it is given (oxmera holds tensors on the CPU)")
+        return np.ascontiguousarray(result._data)
+
+    order = "<"
+
+    def _map(self, location):
+        target = self.map_location
+        if isinstance(target, dict):
+            target = target.get(location, None)
+        if target is None or callable(target) and not isinstance(target, (_device, str)):
+            return           # oxmera keeps every tensor on the CPU, whatever the file says
+        check_cpu("oxmera.load()", str(target) if hasattr(target, "type") else target)
+
+    def finish(self, obj):
+        if self.converted:
+            warnings.warn(f"oxmera.load(): {self.source} holds {self.converted} bfloat16 "
+                          f"storage(s); oxmera has no bfloat16, so their tensors were loaded "
+                          f"as float32 (exactly: every bfloat16 is a float32)", stacklevel=3)
+        return obj
+
+
+def _unpickle(stream, loader, weights_only, encoding):
+    unpickler = (_WeightsUnpickler if weights_only else _FullUnpickler)(
+        stream, loader, encoding=encoding)
+    return unpickler.load()
+
+
+def _zip_bomb_check(info):
+    if info.compress_type != zipfile.ZIP_STORED and info.file_size > 1100 * max(
+            info.compress_size, 1024):
+        raise Corrupt(f"its record {info.filename!r} claims to expand {info.compress_size} "
+                      f"bytes into {info.file_size}, more than compression can")
+
+
+def load_zip(data, source, map_location, weights_only, encoding):
+    """The object of a PyTorch zip checkpoint held in ``data`` (bytes)."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as err:
+        raise Corrupt(f"it is a zip archive that cannot be read ({err}): it is truncated or "
+                      f"corrupted") from None
+    with archive:
+        infos = {info.filename: info for info in archive.infolist()}
+        pickles = [name for name in infos if name.endswith("data.pkl")
+                   and name.count("/") == 1]
+        if len(pickles) != 1:
+            raise Corrupt(f"it is a zip archive but not a PyTorch checkpoint (it holds "
+                          f"{len(pickles)} <name>/data.pkl records, a PyTorch file one; e.g. "
+                          f"a .npz file holds none)")
+        prefix = pickles[0][:-len("data.pkl")]
+
+        def read(name, expected=None):
+            info = infos.get(prefix + name)
+            if info is None:
+                raise Corrupt(f"it holds no record {prefix + name!r}: it is truncated or "
+                              f"corrupted")
+            if expected is not None and info.file_size != expected:
+                raise Corrupt(f"its record {prefix + name!r} holds {info.file_size} bytes, "
+                              f"its pickle says {expected}: the file is corrupted")
+            _zip_bomb_check(info)
+            try:
+                return archive.read(info)
+            except (zipfile.BadZipFile, EOFError, OSError, ValueError,
+                    NotImplementedError, RuntimeError) as err:
+                raise Corrupt(f"its record {prefix + name!r} cannot be read ({err}): it is "
+                              f"truncated or corrupted") from None
+
+        loader = _Loader(source, map_location, lambda key, n: read(f"data/{key}", n))
+        if prefix + "byteorder" in infos:
+            order = read("byteorder")
+            if order not in (b"little", b"big"):
+                raise Corrupt(f"its byteorder record is {order[:20]!r}, not little or big")
+            loader.order = "<" if order == b"little" else ">"
+        obj = _unpickle(io.BytesIO(read("data.pkl")), loader, weights_only, encoding)
+        return loader.finish(obj)
+
+
+def load_legacy(data, source, map_location, weights_only, encoding):
+    """The object of a checkpoint in PyTorch's legacy (before 1.6, non-zip) format: the
+    pickles of a magic number, a protocol version, system information, the object and
+    its storage keys, then each storage as an 8-byte element count and its bytes."""
+    stream = io.BytesIO(data)
+    header = _WeightsUnpickler(stream, None)
+    try:
+        magic = header.load()
+    except Corrupt as err:
+        raise Corrupt(f"it is a pickle but not a PyTorch checkpoint ({err})") from None
+    if magic != _LEGACY_MAGIC:
+        raise Corrupt("it is a pickle but not a PyTorch checkpoint (oxmera.load reads only "
+                      "PyTorch's pickles: its first pickle is not PyTorch's magic number)")
+    protocol, info = header.load(), header.load()
+    if protocol != _LEGACY_PROTOCOL or not isinstance(info, dict):
+        raise Corrupt(f"it is a legacy PyTorch checkpoint of protocol {_short(protocol)}, "
+                      f"which oxmera does not read (it reads {_LEGACY_PROTOCOL})")
+    keys_needed = {}
+
+    def read_record(key, nbytes):
+        keys_needed[key] = nbytes
+        return bytes(nbytes)         # filled in below, once the storages' bytes are reached
+
+    loader = _Loader(source, map_location, read_record)
+    loader.order = "<" if info.get("little_endian", True) else ">"
+    remaining = len(data) - stream.tell()
+    obj = _unpickle(stream, _LegacyStorages(loader, remaining), weights_only, encoding)
+    keys = _WeightsUnpickler(stream, None).load()
+    if not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+        raise Corrupt(f"its list of storage keys is {_short(keys)}")
+    for key in keys:
+        count = stream.read(8)
+        if len(count) < 8:
+            raise Corrupt(f"it ends before storage {key!r}: it is truncated")
+        (numel,) = struct.unpack("<q", count)
+        storage = loader.storages.get(key)
+        if storage is None:
+            raise Corrupt(f"it holds storage {key!r}, which its pickle never uses")
+        if numel != storage.array.size:
+            raise Corrupt(f"storage {key!r} holds {numel} elements, its pickle says "
+                          f"{storage.array.size}: the file is corrupted")
+        raw = stream.read(keys_needed[key])
+        if len(raw) < keys_needed[key]:
+            raise Corrupt(f"it ends inside storage {key!r}: it is truncated")
+        storage.fill(raw, loader.order)
+    missing = sorted(set(keys_needed) - set(keys))
+    if missing:
+        raise Corrupt(f"its pickle uses storages it does not hold: {missing[:5]}")
+    if stream.read(1):
+        raise Corrupt("more bytes follow its last storage: the file is corrupted")
+    return loader.finish(obj)
+
+
+class _LegacyStorages:
+    """The legacy format's storages: allocated when the pickle names them (their bytes
+    come after it), each no larger than what the file has left."""
+
+    def __init__(self, loader, remaining):
+        self.loader, self.remaining = loader, remaining
+
+    def __call__(self, pid):
+        numel = pid[4] if len(pid) > 4 else None
+        kind = pid[1] if len(pid) > 1 else None
+        if isinstance(kind, _StorageType) and _is_int(numel):
+            itemsize = 2 if kind.dtype == "bfloat16" else np.dtype(kind.dtype).itemsize
+            if numel * itemsize > self.remaining:
+                raise Corrupt(f"its pickle says a storage holds {numel} elements, more than "
+                              f"the {self.remaining} bytes the file has left: it is "
+                              f"truncated or corrupted")
+        storage = self.loader(pid)
+        if not hasattr(storage, "fill"):
+            storage.fill = _filler(storage, kind)
+        return storage
+
+
+def _filler(storage, kind):
+    def fill(raw, order):
+        if kind.dtype == "bfloat16":
+            halves = np.frombuffer(raw, dtype=order + "u2").astype(np.uint32)
+            storage.array[...] = (halves << 16).view(np.float32)
+            return
+        values = np.frombuffer(raw, dtype=storage.array.dtype.newbyteorder(order))
+        if values.dtype == np.bool_ and np.any(values.view(np.uint8) > 1):
+            raise Corrupt("a bool storage holds bytes other than 0 and 1")
+        storage.array[...] = values
+    return fill
+
+
+# -- writing --------------------------------------------------------------------------------
+
+class _Global:
+    """A global named in the pickle by its module and name, without importing it (torch
+    need not be installed to write what torch.load reads)."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+
+    def __reduce__(self):
+        return self.name
+
+    def __call__(self, *args):       # pickle writes only callables as a reduce's function
+        raise TypeError(f"{self.module}.{self.name} is PyTorch's; oxmera only names it in "
+                        f"a file it writes")
+
+
+_GLOBALS = {}
+
+
+def _global(module, name):
+    return _GLOBALS.setdefault((module, name), _Global(module, name))
+
+
+class _StorageRef:
+    def __init__(self, key, kind, numel):
+        self.key, self.kind, self.numel = key, kind, numel
+
+
+class _Pickler(pickle._Pickler):
+    """Python's pickler (the pure-Python one, whose save_global can be extended) writing
+    tensors as torch.save does; the storages' bytes are collected in ``records``."""
+
+    def __init__(self, file):
+        super().__init__(file, protocol=2)
+        self.records = {}          # key -> contiguous array
+        self.roots = {}            # (id of the owning array, dtype) -> (_StorageRef, root)
+
+    def save_global(self, obj, name=None):
+        if isinstance(obj, _Global):
+            self.write(pickle.GLOBAL + f"{obj.module}\n{obj.name}\n".encode("utf-8"))
+            self.memoize(obj)
+            return
+        super().save_global(obj, name)
+
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            return ("storage", obj.kind, obj.key, "cpu", obj.numel)
+        return None
+
+    def reducer_override(self, obj):
+        if isinstance(obj, Tensor):
+            from oxmera.nn.parameter import Parameter
+
+            if isinstance(obj, Parameter):
+                return (_global("torch._utils", "_rebuild_parameter"),
+                        (obj.detach(), obj.requires_grad, OrderedDict()))
+            return self._reduce_tensor(obj)
+        if type(obj).__module__.split(".")[0] == "torch":
+            raise TypeError(f"oxmera.save(): cannot store a {type(obj).__name__} (a torch "
+                            f"object; convert it with .numpy() or oxmera.tensor() first)")
+        return NotImplemented
+
+    def _new_storage(self, array):
+        dtype = array.dtype
+        key = str(len(self.records))
+        self.records[key] = array
+        if dtype in _STORAGE_NAMES:
+            return _StorageRef(key, _global("torch", _STORAGE_NAMES[dtype]), array.size)
+        return _StorageRef(key, _global("torch.storage", "UntypedStorage"), array.nbytes)
+
+    def _reduce_tensor(self, tensor):
+        array = tensor._data
+        dtype = array.dtype
+        if dtype.byteorder not in "=|" or not (dtype in _STORAGE_NAMES or dtype.kind == "u"):
+            raise TypeError(f"oxmera.save(): cannot store a {dtype} tensor in PyTorch's "
+                            f"format")
+        ref, offset, strides = self._view_of_root(array)
+        if ref is None:
+            array = np.ascontiguousarray(array)
+            ref, offset = self._new_storage(array.reshape(-1)), 0
+            strides = [s // dtype.itemsize for s in array.strides]
+        size = tuple(array.shape)
+        strides = tuple(strides)
+        args = (ref, offset, size, strides, tensor.requires_grad, OrderedDict())
+        if dtype in _STORAGE_NAMES:
+            return (_global("torch._utils", "_rebuild_tensor_v2"), args)
+        return (_global("torch._utils", "_rebuild_tensor_v3"),
+                args + (_global("torch", dtype.name),))
+
+    def _view_of_root(self, array):
+        """The storage (the whole memory of the array ``array`` views), and the element
+        offset and strides of ``array`` in it; (None, 0, None) when it cannot be a view
+        (negative or unaligned strides, an empty array)."""
+        root = array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        itemsize = array.dtype.itemsize
+        if array.size == 0 or not (root.flags.c_contiguous or root.flags.f_contiguous):
+            return None, 0, None
+        start = root.__array_interface__["data"][0]
+        offset = array.__array_interface__["data"][0] - start
+        strides = [s if n > 1 else itemsize for s, n in zip(array.strides, array.shape)]
+        if (root.nbytes % itemsize or offset % itemsize or offset < 0
+                or any(s < 0 or s % itemsize for s in strides)):
+            return None, 0, None
+        entry = self.roots.get((id(root), array.dtype))
+        if entry is None or entry[1] is not root:
+            flat = root.reshape(-1, order="A").view(np.uint8).view(array.dtype)
+            entry = (self._new_storage(flat), root)
+            self.roots[(id(root), array.dtype)] = entry
+        return entry[0], offset // itemsize, [s // itemsize for s in strides]
+
+
+def _aligned_extra(offset, name):
+    """The local header's extra field padding a record's data to 64 bytes, as torch's
+    writer pads it (an extra field of id 'FB')."""
+    start = offset + 30 + len(name.encode("utf-8")) + 4
+    return b"FB" + struct.pack("<H", -start % _ALIGNMENT) + b"Z" * (-start % _ALIGNMENT)
+
+
+def dumps(obj):
+    """``obj`` in PyTorch's zip format, as bytes."""
+    pickled = io.BytesIO()
+    pickler = _Pickler(pickled)
+    pickler.dump(obj)
+    buffer = io.BytesIO()
+    records = [("data.pkl", pickled.getvalue()), (".format_version", b"1"),
+               (".storage_alignment", str(_ALIGNMENT).encode()),
+               ("byteorder", sys.byteorder.encode())]
+    records += [(f"data/{key}", array) for key, array in pickler.records.items()]
+    records += [("version", b"3\n"),
+                (".data/serialization_id", str(secrets.randbits(128)).zfill(40).encode())]
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, content in records:
+            info = zipfile.ZipInfo("archive/" + name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_STORED
+            info.extra = _aligned_extra(buffer.tell(), info.filename)
+            archive.writestr(info, content.tobytes() if isinstance(content, np.ndarray)
+                             else content)
+    return buffer.getvalue()
+
+
+def is_tree(obj):
+    """Whether ``obj`` is a tree of tensors the safetensors format holds."""
+    from oxmera.serialization import _Encoder, _TorchObjectError
+
+    try:
+        _Encoder().encode(obj)
+    except _TorchObjectError:
+        raise           # in either format: oxmera does not store torch's objects
+    except TypeError:
+        return False
+    return True
+
