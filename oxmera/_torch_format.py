@@ -585,7 +585,7 @@ class _Loader:
         if self.converted:
             warnings.warn(f"oxmera.load(): {self.source} holds {self.converted} bfloat16 "
                           f"storage(s); oxmera has no bfloat16, so their tensors were loaded "
-                          f"as float32 (exactly: every bfloat16 is a float32)", stacklevel=3)
+                          f"as float32 (exactly: every bfloat16 is a float32)", stacklevel=5)
         return obj
 
 

@@ -444,8 +444,11 @@ def _read_header_first(handle, size):
     """The file's bytes, its header and the header's metadata; ``size`` is how many bytes
     the file holds (None: unknown, a stream)."""
     head = _read_exactly(handle, 8)
-    if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80":
-        # A zip archive or a pickle: PyTorch's formats, parsed from the whole file.
+    if head[:4] == b"PK\x03\x04" or (head[:1] == b"\x80" and len(head) == 8 and struct.unpack(
+            "<Q", head)[0] > _MAX_HEADER):
+        # A zip archive or a pickle: PyTorch's formats, parsed from the whole file. (A
+        # safetensors file can start with 0x80, a header length's low byte, but then its
+        # length is small; a pickle's next bytes make it huge.)
         rest = _read_exactly(handle, sys.maxsize if size is None else size - len(head))
         return head + rest, None, None
     if len(head) < 8:
