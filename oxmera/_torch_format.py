@@ -66,6 +66,11 @@ class Corrupt(Exception):
     """A problem with the file's content (the caller makes it a ValueError naming the file)."""
 
 
+class MapLocationError(TypeError):
+    """A callable ``map_location`` gave something else than a storage (the caller's error,
+    not the file's: it passes through the unpickler's conversion of errors)."""
+
+
 class WeightsOnlyError(Corrupt):
     """The file needs more than loading weights allows (a global outside the allowlist)."""
 
@@ -304,7 +309,7 @@ class _WeightsUnpickler:
     def load(self):
         try:
             return self._load()
-        except Corrupt:
+        except (Corrupt, MapLocationError):
             raise
         except RecursionError:
             raise Corrupt("its pickle nests too deeply") from None
@@ -566,7 +571,7 @@ class _Loader:
             return array
         if not (isinstance(result, Tensor) and result.dtype == array.dtype
                 and tuple(result.shape) == array.shape):
-            raise TypeError(f"oxmera.load(): map_location gave {_short(result)} for a "
+            raise MapLocationError(f"oxmera.load(): map_location gave {_short(result)} for a "
                             f"{array.dtype} storage of {array.size} elements; it must give "
                             f"back the storage it is given (oxmera holds tensors on the CPU)")
         return np.ascontiguousarray(result._data)
@@ -606,7 +611,8 @@ def load_zip(data, source, map_location, weights_only, encoding):
     """The object of a PyTorch zip checkpoint held in ``data`` (bytes)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as err:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
+            NotImplementedError, struct.error) as err:
         raise Corrupt(f"it is a zip archive that cannot be read ({err}): it is truncated or "
                       f"corrupted") from None
     with archive:
