@@ -265,6 +265,10 @@ _SAFE_GLOBALS = {
     **{("torch", name): _StorageType(name, dtype) for name, dtype in _STORAGES.items()},
     **{("torch", name): _dtype_global(name) for name in _TORCH_DTYPES},
 }
+#: Prefixes of torch's dtypes oxmera has no counterpart for.
+_NO_DTYPE = ("complex", "cfloat", "cdouble", "chalf", "float8", "qint", "quint", "bits", "int1",
+             "int2", "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4",
+             "uint5", "uint6", "uint7", "float4")
 _SAFE_CALLS = [v for v in _SAFE_GLOBALS.values() if callable(v) and not isinstance(v, np.dtype)]
 #: Containers the unpickler fills (APPEND, SETITEM, ADDITEMS, BUILD) and creates (NEWOBJ).
 _FILLABLE = (list, dict, OrderedDict, set)
@@ -275,6 +279,10 @@ def _safe_global(module, name):
     try:
         return _SAFE_GLOBALS[(module, name)]
     except (KeyError, TypeError):
+        if module == "torch" and (name.endswith("Storage") or name.startswith(_NO_DTYPE)):
+            raise Corrupt(f"it holds torch.{name} data, for which oxmera has no dtype (it "
+                          f"has bool, uint8-64, int8-64, float16-64; bfloat16 loads as "
+                          f"float32)") from None
         raise WeightsOnlyError(
             f"weights only load failed: it refers to the global {module}.{name}, which is "
             f"not a tensor, storage or container that loading weights allows. Loading it "

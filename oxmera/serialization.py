@@ -1,4 +1,7 @@
-"""Weights on disk: ``oxmera.save(obj, f)`` and ``oxmera.load(f)``, in the safetensors format.
+"""Weights on disk: ``oxmera.save(obj, f)`` and ``oxmera.load(f)``, in the safetensors format
+(this module) and in PyTorch's formats (``oxmera._torch_format``: ``.pt``/``.pth``/``.bin``
+files, read without torch and without running code; ``save`` chooses the format, ``load``
+recognizes it from the file's first bytes).
 
 A saved object is a tree of dicts, lists and tuples whose leaves are
 tensors, NumPy arrays and scalars, and plain Python values (str, int,
@@ -158,10 +161,10 @@ class _Encoder:
                 self.open.discard(id(value))
         is_torch = type(value).__module__.split(".")[0] == "torch"
         hint = " (convert it with .numpy() or oxmera.tensor() first)" if is_torch else ""
-        raise (_TorchObjectError if is_torch else TypeError)(f"oxmera.save(): cannot store a {type(value).__name__} at "
-                        f"{_describe(path)}{hint}; oxmera.save stores tensors, NumPy arrays "
-                        f"and scalars, str, int, float, bool, None, and dicts, lists and "
-                        f"tuples of them")
+        raise (_TorchObjectError if is_torch else TypeError)(
+            f"oxmera.save(): cannot store a {type(value).__name__} at {_describe(path)}{hint}; "
+            f"oxmera.save stores tensors, NumPy arrays and scalars, str, int, float, bool, "
+            f"None, and dicts, lists and tuples of them")
 
 
 def save(obj, f, format=None):
@@ -751,6 +754,10 @@ def load(f, map_location=None, *, weights_only=None, mmap=None, encoding="ASCII"
     >>> load(buffer)
     {'weight': tensor([[1., 0.],
             [0., 1.]], dtype=float32), 'steps': [1, 2], 'best': None}
+    >>> torch_file = io.BytesIO()       # PyTorch's format, as torch.save writes it
+    >>> save({'w': oxmera.arange(3.0)}, torch_file, format='torch')
+    >>> load(io.BytesIO(torch_file.getvalue()), map_location='cpu', weights_only=True)
+    {'w': tensor([0., 1., 2.], dtype=float32)}
     >>> load(io.BytesIO(b'not a weights file'))
     Traceback (most recent call last):
         ...

@@ -277,6 +277,13 @@ def test_tensors_outside_their_storage(tmp_path, size, stride, offset, numel, re
     assert words in _error(tmp_path, data)
 
 
+def test_dtypes_oxmera_does_not_have(tmp_path):
+    data = _torch_zip(_tensor_pickle((1,), (1,), numel=1, kind="ComplexFloatStorage"),
+                      [("0", b"\x00" * 8)])
+    assert "torch.ComplexFloatStorage data, for which oxmera has no dtype" in _error(
+        tmp_path, data)
+
+
 def test_integer_tensors_cannot_require_grad_and_bools_are_0_or_1(tmp_path):
     data = _torch_zip(_tensor_pickle((2,), (1,), numel=2, kind="LongStorage", grad=True),
                       [("0", b"\x00" * 16)])
