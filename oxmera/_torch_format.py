@@ -888,17 +888,3 @@ def dumps(obj):
             archive.writestr(info, content.tobytes() if isinstance(content, np.ndarray)
                              else content)
     return buffer.getvalue()
-
-
-def is_tree(obj):
-    """Whether ``obj`` is a tree of tensors the safetensors format holds."""
-    from oxmera.serialization import _Encoder, _TorchObjectError
-
-    try:
-        _Encoder().encode(obj)
-    except _TorchObjectError:
-        raise           # in either format: oxmera does not store torch's objects
-    except TypeError:
-        return False
-    return True
-

@@ -240,16 +240,20 @@ def save(obj, f, format=None):
             format = "torch"
         elif suffix.endswith(".safetensors"):
             format = "safetensors"
-        else:
-            from oxmera._torch_format import is_tree
-
-            format = "safetensors" if is_tree(obj) else "torch"
-    if format == "torch":
+    data = None
+    if format in (None, "safetensors"):
+        try:
+            data = _safetensors_bytes(obj)
+        except _TorchObjectError:
+            raise                      # in either format: oxmera does not store torch's objects
+        except TypeError:
+            if format == "safetensors":
+                raise
+            # Not a tree of tensors (e.g. a whole module): PyTorch's format, as torch.save.
+    if data is None:
         from oxmera._torch_format import dumps
 
         data = dumps(obj)
-    else:
-        data = _safetensors_bytes(obj)
     if hasattr(f, "write"):
         f.write(data)
         return
