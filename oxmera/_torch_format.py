@@ -91,8 +91,20 @@ class _StorageType:
 class _Storage:
     """A storage read from the file: a 1-D array holding its elements."""
 
-    def __init__(self, array, untyped=False):
-        self.array, self.untyped, self._views = array, untyped, {}
+    def __init__(self, array, untyped=False, kind=None):
+        self.array, self.untyped, self.kind, self._views = array, untyped, kind, {}
+
+    def fill(self, raw, order):
+        """Set the elements from their bytes ``raw`` (the legacy format's storages come
+        after the pickle that refers to them)."""
+        if self.kind.dtype == "bfloat16":
+            self.array[...] = (np.frombuffer(raw, dtype=order + "u2").astype(np.uint32)
+                               << 16).view(np.float32)
+            return
+        values = np.frombuffer(raw, dtype=self.array.dtype.newbyteorder(order))
+        if values.dtype == np.bool_ and np.any(values.view(np.uint8) > 1):
+            raise Corrupt("a bool storage holds bytes other than 0 and 1")
+        self.array[...] = values
 
     def typed(self, dtype):
         """The storage's memory as elements of ``dtype`` (one array per dtype, so tensors
@@ -518,6 +530,7 @@ class _Loader:
         self.source, self.map_location, self.read_record = source, map_location, read_record
         self.storages = {}
         self.converted = 0         # bfloat16 storages converted to float32
+        self.order = "<"           # the byte order of the storages' bytes
 
     def __call__(self, pid):
         pid = tuple(p.decode("ascii") if isinstance(p, bytes) else p for p in pid)
@@ -544,7 +557,8 @@ class _Loader:
                     and view[1] + view[2] <= numel and view[2] >= 0):
                 raise Corrupt(f"a view of storage {key!r} is {_short(view)}")
             if view[0] not in self.storages:
-                self.storages[view[0]] = _Storage(storage.array[view[1]:view[1] + view[2]])
+                self.storages[view[0]] = _Storage(storage.array[view[1]:view[1] + view[2]],
+                                                  kind=kind)
             return self.storages[view[0]]
         return storage
 
@@ -565,9 +579,7 @@ class _Loader:
                 raise Corrupt(f"the bool storage {key!r} holds bytes other than 0 and 1")
         if callable(self.map_location) and not isinstance(self.map_location, (dict, _device)):
             array = self._call_map_location(array, location)
-        storage = _Storage(array, untyped=kind.name == "storage.UntypedStorage")
-        storage.kind = kind
-        return storage
+        return _Storage(array, untyped=kind.name == "storage.UntypedStorage", kind=kind)
 
     def _call_map_location(self, array, location):
         """A callable ``map_location`` is called as PyTorch calls it, with each storage
@@ -583,8 +595,6 @@ class _Loader:
                             f"{array.dtype} storage of {array.size} elements; it must give "
                             f"back the storage it is given (oxmera holds tensors on the CPU)")
         return np.ascontiguousarray(result._data)
-
-    order = "<"
 
     def _map(self, location):
         target = self.map_location
@@ -625,7 +635,7 @@ def load_zip(data, source, map_location, weights_only, encoding):
                       f"corrupted") from None
     with archive:
         infos = {info.filename: info for info in archive.infolist()}
-        pickles = [name for name in infos if name.endswith("data.pkl")
+        pickles = [name for name in infos if name.endswith("/data.pkl")
                    and name.count("/") == 1]
         if len(pickles) != 1:
             raise Corrupt(f"it is a zip archive but not a PyTorch checkpoint (it holds "
@@ -728,23 +738,7 @@ class _LegacyStorages:
                 raise Corrupt(f"its pickle says a storage holds {numel} elements, more than "
                               f"the {self.remaining} bytes the file has left: it is "
                               f"truncated or corrupted")
-        storage = self.loader(pid)
-        if not hasattr(storage, "fill"):
-            storage.fill = _filler(storage, kind)
-        return storage
-
-
-def _filler(storage, kind):
-    def fill(raw, order):
-        if kind.dtype == "bfloat16":
-            halves = np.frombuffer(raw, dtype=order + "u2").astype(np.uint32)
-            storage.array[...] = (halves << 16).view(np.float32)
-            return
-        values = np.frombuffer(raw, dtype=storage.array.dtype.newbyteorder(order))
-        if values.dtype == np.bool_ and np.any(values.view(np.uint8) > 1):
-            raise Corrupt("a bool storage holds bytes other than 0 and 1")
-        storage.array[...] = values
-    return fill
+        return self.loader(pid)
 
 
 # -- writing --------------------------------------------------------------------------------
