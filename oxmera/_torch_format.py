@@ -866,7 +866,11 @@ def dumps(obj):
     """``obj`` in PyTorch's zip format, as bytes."""
     pickled = io.BytesIO()
     pickler = _Pickler(pickled)
-    pickler.dump(obj)
+    try:
+        pickler.dump(obj)
+    except (pickle.PicklingError, AttributeError) as err:     # e.g. a lambda, a local class
+        raise TypeError(f"oxmera.save(): cannot pickle {type(obj).__name__} for PyTorch's "
+                        f"format: {err}") from None
     buffer = io.BytesIO()
     records = [("data.pkl", pickled.getvalue()), (".format_version", b"1"),
                (".storage_alignment", str(_ALIGNMENT).encode()),

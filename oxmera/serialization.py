@@ -441,7 +441,8 @@ def _format_hint(head):
     if head[:4] == b"PK\x03\x04":
         return " (it looks like a zip archive, e.g. a torch.save file or a .npz)"
     if head[:1] == b"\x80":
-        return " (it looks like a pickle; oxmera.load never unpickles)"
+        return (" (it looks like a pickle, but not PyTorch's: oxmera.load reads only "
+                "PyTorch's checkpoints of the pickles)")
     if head[:6] == b"\x93NUMPY":
         return " (it looks like a .npy file)"
     return ""

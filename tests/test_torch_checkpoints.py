@@ -152,6 +152,9 @@ def test_the_format_is_chosen_by_suffix_then_by_content(tmp_path):
     assert _saved({"f": len})[:2] == b"PK"              # not a tree of tensors: torch's
     with pytest.raises(TypeError, match="cannot store a builtin_function_or_method"):
         save({"f": len}, tmp_path / "f.safetensors")
+    with pytest.raises(TypeError, match="cannot pickle dict for PyTorch's format"):
+        save({"f": lambda: 0}, tmp_path / "h.pt")
+    assert not (tmp_path / "h.pt").exists()
     with pytest.raises(ValueError, match="format must be"):
         save(tree, tmp_path / "g", format="npz")
 
@@ -397,3 +400,14 @@ def test_a_plain_safetensors_file_from_the_safetensors_package(tmp_path):
     for key, value in arrays.items():
         assert out[key].dtype == value.dtype
         np.testing.assert_array_equal(out[key].numpy(), value)
+
+
+def test_a_whole_torch_module_is_refused_by_default(tmp_path):
+    torch = pytest.importorskip("torch")
+    marker = tmp_path / "ran"
+    torch.save({"model": torch.nn.Linear(2, 2), "payload": _Payload(marker)},
+               tmp_path / "whole.pt")
+    message = _error(tmp_path, (tmp_path / "whole.pt").read_bytes())
+    assert "global torch.nn.modules.linear.Linear" in message and not marker.exists()
+    with pytest.raises(pickle.UnpicklingError):          # torch refuses it alike
+        torch.load(tmp_path / "whole.pt", weights_only=True)
