@@ -1,7 +1,7 @@
 """Weights on disk: ``oxmera.save(obj, f)`` and ``oxmera.load(f)``, in the safetensors format
-(this module) and in PyTorch's formats (``oxmera._torch_format``: ``.pt``/``.pth``/``.bin``
-files, read without torch and without running code; ``save`` chooses the format, ``load``
-recognizes it from the file's first bytes).
+(this module) and in PyTorch's formats (``.pt``/``.pth``/``.bin`` files, read without torch
+and without running code by ``oxmera._torch_format``, written by ``oxmera._torch_save``;
+``save`` chooses the format, ``load`` recognizes it from the file's first bytes).
 
 A saved object is a tree of dicts, lists and tuples whose leaves are
 tensors, NumPy arrays and scalars, and plain Python values (str, int,
@@ -251,7 +251,7 @@ def save(obj, f, format=None):
                 raise
             # Not a tree of tensors (e.g. a whole module): PyTorch's format, as torch.save.
     if data is None:
-        from oxmera._torch_format import dumps
+        from oxmera._torch_save import dumps
 
         data = dumps(obj)
     if hasattr(f, "write"):
