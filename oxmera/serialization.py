@@ -203,8 +203,10 @@ def save(obj, f, format=None):
         holds only tensors, containers and plain values, and
         ``torch.load(weights_only=False)`` otherwise; a tensor that is a view
         of another's memory is saved as a view of the same storage, so the
-        two stay sharing memory when loaded. ``'safetensors'`` refuses what
-        is not a tree of tensors (``TypeError``).
+        two stay sharing memory when loaded; NumPy arrays and other objects
+        are pickled as Python pickles them, so loading them needs
+        ``weights_only=False`` (in torch too). ``'safetensors'`` refuses
+        what is not a tree of tensors (``TypeError``).
 
     Raises
     ------
