@@ -272,6 +272,8 @@ def test_a_hand_made_tensor_pickle_loads():
     ((2, 3), (3, 1), 0, 4, 16, "reaches element 5 of a storage of 4 elements"),
     ((4,), (1,), 1, 4, 16, "reaches element 4"),
     ((2, 2), (1,), 0, 4, 16, "stride as long as the size"),
+    ((2,), (-1,), 1, 4, 16, "stride is (-1,), not a tuple of non-negative ints"),
+    ((2,), (1,), -1, 4, 16, "the offset must be a non-negative int"),
     ((2,), (2,), 0, 4, 12, "holds 12 bytes, its pickle says 16"),
     ((1,), (1,), 0, 2 ** 31 - 1, 16, "its pickle says 8589934588"),
 ])
@@ -411,3 +413,21 @@ def test_a_whole_torch_module_is_refused_by_default(tmp_path):
     assert "global torch.nn.modules.linear.Linear" in message and not marker.exists()
     with pytest.raises(pickle.UnpicklingError):          # torch refuses it alike
         torch.load(tmp_path / "whole.pt", weights_only=True)
+
+
+def test_a_pipe_stream_of_a_torch_file_loads():
+    import threading
+
+    data = (DATA / "shared_legacy.pt").read_bytes()
+    read_end, write_end = os.pipe()
+
+    def writer():
+        with os.fdopen(write_end, "wb") as out:
+            out.write(data)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with os.fdopen(read_end, "rb") as stream:
+        out = _load(stream)
+    thread.join()
+    assert _shares(out["view"], out["base"]) and out["row"].tolist() == [4, 5, 6, 7]
