@@ -1,5 +1,5 @@
-"""PyTorch's checkpoint formats, read and written without torch: the part of
-``oxmera.save``/``oxmera.load`` that handles ``.pt``/``.pth``/``.bin`` files.
+"""PyTorch's checkpoint formats, read without torch: the part of ``oxmera.load``
+that handles ``.pt``/``.pth``/``.bin`` files.
 
 A PyTorch file is a zip archive (``<prefix>/data.pkl``, the pickled object,
 and ``<prefix>/data/<key>``, the raw bytes of each storage) or, before

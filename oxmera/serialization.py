@@ -735,7 +735,10 @@ def load(f, map_location=None, *, weights_only=None, mmap=None, encoding="ASCII"
         memory, ``requires_grad`` as saved), NumPy arrays and scalars, and
         the dicts, lists, tuples and plain values around them. A
         safetensors file written by another tool gives a dict from tensor
-        name to Tensor.
+        name to Tensor. A PyTorch file gives what was saved, with
+        ``OrderedDict``, tuples for ``torch.Size``, ``oxmera.device`` and
+        NumPy dtypes for PyTorch's, and tensors sharing memory as their
+        storages did.
 
     Raises
     ------
