@@ -382,10 +382,12 @@ class _WeightsUnpickler:
             elif op == pickle.BUILD:
                 state = stack.pop()
                 target = fill_target("BUILD", (OrderedDict,))
-                if not (isinstance(state, dict) and all(isinstance(k, str) and not
-                                                        k.startswith("__") for k in state)):
+                # (An attribute named as a method would shadow it: ``state.keys()``.)
+                if not (isinstance(state, dict) and all(
+                        isinstance(k, str) and not hasattr(OrderedDict, k) for k in state)):
                     raise Corrupt(f"its pickle sets the attributes {_short(state)} of an "
-                                  f"OrderedDict; loading weights allows only plain names")
+                                  f"OrderedDict; loading weights allows only plain names "
+                                  f"(such as a state_dict's _metadata)")
                 target.__dict__.update(state)        # e.g. a state_dict's _metadata
             elif op == pickle.MARK:
                 metastack.append(stack)

@@ -241,6 +241,7 @@ def test_globals_outside_the_allowlist(tmp_path, module, name):
     (b"\x80\x02c__builtin__\nbytearray\nJ\x00\xca\x9a;\x85R.", "bytearray(1000000000)"),
     (b"\x80\x02ccollections\nOrderedDict\n)R}X\x09\x00\x00\x00__class__Nsb.",
      "plain names"),
+    (b"\x80\x02ccollections\nOrderedDict\n)R}X\x04\x00\x00\x00keysNsb.", "plain names"),
     (b"\x80\x02]K\x01a", "truncated"),
     (b"\x80\x02h\x05.", "memo entry 5"),
     (b"\x80\x02(X\x07\x00\x00\x00storageQ.", "not a storage"),
