@@ -1,4 +1,7 @@
-"""Weights on disk: ``oxmera.save(obj, f)`` and ``oxmera.load(f)``, in the safetensors format.
+"""Weights on disk: ``oxmera.save(obj, f)`` and ``oxmera.load(f)``, in the safetensors format
+(this module) and in PyTorch's formats (``.pt``/``.pth``/``.bin`` files, read without torch
+and without running code by ``oxmera._torch_format``, written by ``oxmera._torch_save``;
+``save`` chooses the format, ``load`` recognizes it from the file's first bytes).
 
 A saved object is a tree of dicts, lists and tuples whose leaves are
 tensors, NumPy arrays and scalars, and plain Python values (str, int,
@@ -36,9 +39,11 @@ import errno
 import json
 import math
 import os
+import pickle
 import secrets
 import stat
 import struct
+import sys
 import zlib
 
 import numpy as np
@@ -72,6 +77,10 @@ _CHUNK = 1 << 24               # a stream is read in pieces of this size: memory
 
 def _describe(path):
     return "obj" + "".join(f"[{p!r}]" for p in path)
+
+
+class _TorchObjectError(TypeError):
+    """``obj`` holds a torch object, which neither format stores (oxmera is not torch)."""
 
 
 class _Encoder:
@@ -150,16 +159,27 @@ class _Encoder:
                 return self._encode_container(value, path)
             finally:
                 self.open.discard(id(value))
-        hint = (" (convert it with .numpy() or oxmera.tensor() first)"
-                if type(value).__module__.startswith("torch") else "")
-        raise TypeError(f"oxmera.save(): cannot store a {type(value).__name__} at "
-                        f"{_describe(path)}{hint}; oxmera.save stores tensors, NumPy arrays "
-                        f"and scalars, str, int, float, bool, None, and dicts, lists and "
-                        f"tuples of them")
+        is_torch = type(value).__module__.split(".")[0] == "torch"
+        hint = " (convert it with .numpy() or oxmera.tensor() first)" if is_torch else ""
+        raise (_TorchObjectError if is_torch else TypeError)(
+            f"oxmera.save(): cannot store a {type(value).__name__} at {_describe(path)}{hint}; "
+            f"oxmera.save stores tensors, NumPy arrays and scalars, str, int, float, bool, "
+            f"None, and dicts, lists and tuples of them")
 
 
-def save(obj, f):
-    """Save tensors, state dicts and checkpoints to a safetensors file.
+def save(obj, f, format=None):
+    """Save tensors, state dicts, checkpoints and whole objects (e.g. a model) to a file.
+
+    Two formats: safetensors (oxmera's own: no code can run when loading it)
+    and PyTorch's (what ``torch.save`` writes: a zip archive holding a
+    pickle and the tensors' storages, readable by ``torch.load``). Which
+    one, when ``format`` is not given: PyTorch's for a path ending in
+    ``.pt``, ``.pth`` or ``.bin`` (PyTorch's own names for its files);
+    safetensors for a path ending in ``.safetensors``; otherwise
+    safetensors for a tree of tensors (what the format holds: dicts,
+    lists, tuples, tensors, arrays and plain values) and PyTorch's for any
+    other object (e.g. a whole ``nn.Module``, as ``torch.save(model,
+    path)`` programs save it).
 
     Parameters
     ----------
@@ -176,11 +196,24 @@ def save(obj, f):
         into place, so a failed save leaves any previous file intact; a
         symlink is followed (the file it points to is replaced, keeping its
         permissions).
+    format : {None, 'safetensors', 'torch'}, optional
+        The format to write (default: chosen as said above). ``'torch'``
+        writes PyTorch's zip format (pickle protocol 2, storages aligned to
+        64 bytes), which ``torch.load(weights_only=True)`` reads when ``obj``
+        holds only tensors, containers and plain values, and
+        ``torch.load(weights_only=False)`` otherwise; a tensor that is a view
+        of another's memory is saved as a view of the same storage, so the
+        two stay sharing memory when loaded; NumPy arrays and other objects
+        are pickled as Python pickles them, so loading them needs
+        ``weights_only=False`` (in torch too). ``'safetensors'`` refuses
+        what is not a tree of tensors (``TypeError``).
 
     Raises
     ------
     TypeError
-        ``obj`` holds something else (naming where), before anything is written.
+        ``obj`` holds something else than the safetensors format holds, in
+        that format (naming where), or a torch object; before anything is
+        written.
     ValueError
         ``obj`` is nested too deeply for ``load`` (or contains itself), or
         ``f`` is a FIFO or device (pass a file object to write to one).
@@ -198,7 +231,41 @@ def save(obj, f):
     >>> load(path)
     {'w': tensor([[1., 1., 1.],
             [1., 1., 1.]], dtype=float32), 'epoch': 4}
+    >>> save({'w': oxmera.ones(2)}, os.path.join(tempfile.mkdtemp(), 'w.pt'))  # torch's
     """
+    if format not in (None, "safetensors", "torch"):
+        raise ValueError(f"oxmera.save(): format must be None, 'safetensors' or 'torch', "
+                         f"got {format!r}")
+    if format is None:
+        suffix = "" if hasattr(f, "write") else os.fsdecode(os.fspath(f)).lower()
+        if suffix.endswith(_TORCH_SUFFIXES):
+            format = "torch"
+        elif suffix.endswith(".safetensors"):
+            format = "safetensors"
+    data = None
+    if format in (None, "safetensors"):
+        try:
+            data = _safetensors_bytes(obj)
+        except _TorchObjectError:
+            raise                      # in either format: oxmera does not store torch's objects
+        except TypeError:
+            if format == "safetensors":
+                raise
+            # Not a tree of tensors (e.g. a whole module): PyTorch's format, as torch.save.
+    if data is None:
+        from oxmera._torch_save import dumps
+
+        data = dumps(obj)
+    if hasattr(f, "write"):
+        f.write(data)
+        return
+    _write_atomically(os.fsdecode(os.fspath(f)), data)
+
+
+_TORCH_SUFFIXES = (".pt", ".pth", ".bin")
+
+
+def _safetensors_bytes(obj):
     from safetensors.numpy import save as _safetensors_save
 
     encoder = _Encoder()
@@ -214,10 +281,7 @@ def save(obj, f):
         raise ValueError(f"oxmera.save(): the file's header would be {header_length} bytes, "
                          f"more than the {_MAX_HEADER} safetensors (and oxmera.load()) "
                          f"allows; store the many small values as tensors instead")
-    if hasattr(f, "write"):
-        f.write(data)
-        return
-    _write_atomically(os.fsdecode(os.fspath(f)), data)
+    return data
 
 
 def _too_deep_error():
@@ -379,7 +443,8 @@ def _format_hint(head):
     if head[:4] == b"PK\x03\x04":
         return " (it looks like a zip archive, e.g. a torch.save file or a .npz)"
     if head[:1] == b"\x80":
-        return " (it looks like a pickle; oxmera.load never unpickles)"
+        return (" (it looks like a pickle, but not PyTorch's: oxmera.load reads only "
+                "PyTorch's checkpoints of the pickles)")
     if head[:6] == b"\x93NUMPY":
         return " (it looks like a .npy file)"
     return ""
@@ -389,6 +454,13 @@ def _read_header_first(handle, size):
     """The file's bytes, its header and the header's metadata; ``size`` is how many bytes
     the file holds (None: unknown, a stream)."""
     head = _read_exactly(handle, 8)
+    if head[:4] == b"PK\x03\x04" or (head[:1] == b"\x80" and len(head) == 8 and struct.unpack(
+            "<Q", head)[0] > _MAX_HEADER):
+        # A zip archive or a pickle: PyTorch's formats, parsed from the whole file. (A
+        # safetensors file can start with 0x80, a header length's low byte, but then its
+        # length is small; a pickle's next bytes make it huge.)
+        rest = _read_exactly(handle, sys.maxsize if size is None else size - len(head))
+        return head + rest, None, None
     if len(head) < 8:
         raise _Corrupt(f"the file is {len(head)} bytes long, too short for a safetensors file "
                        f"(which starts with an 8-byte header length); it is truncated or not "
@@ -612,8 +684,22 @@ def _reject_constant(name):
                      f"{{\"float\": \"{name.lower()}\"}})")
 
 
-def load(f):
-    """Load what ``save`` wrote (or the tensors of any safetensors file).
+def load(f, map_location=None, *, weights_only=None, mmap=None, encoding="ASCII"):
+    """Load what ``save`` wrote, any safetensors file, or a PyTorch checkpoint.
+
+    PyTorch's files (``.pt``, ``.pth``, ``.bin``: the zip format of
+    ``torch.save``, and the legacy format of PyTorch before 1.6) are read
+    without torch. By default (``weights_only=True``, as PyTorch's since
+    2.6) nothing in the file is executed: its pickle is interpreted by a
+    restricted reader that builds only tensors (PyTorch's tensor and
+    Parameter rebuild functions and storages), ``OrderedDict``, containers
+    and plain values, ``torch.Size`` (a tuple), ``torch.device`` and dtypes
+    (oxmera's); any other global is refused. Tensors that share a storage
+    in the file share memory after loading, with their offsets and strides
+    (views of one NumPy buffer); an ``nn.Parameter`` loads as an
+    ``oxmera.nn.Parameter``; bfloat16 storages load as float32 (exactly;
+    NumPy has no bfloat16) with a warning saying so. Every tensor is loaded
+    on the CPU, whatever device it was saved from.
 
     Parameters
     ----------
@@ -621,6 +707,26 @@ def load(f):
         The file to read: a path to a regular file, or a binary file object
         read from its position (a stream, e.g. a pipe, is read as far as
         the header says).
+    map_location : str, oxmera.device, dict or callable, optional
+        As ``torch.load``'s, for PyTorch files: where storages go. Only the
+        CPU exists in oxmera, so a device or string must name it
+        (``RuntimeError`` otherwise); a dict maps the file's locations
+        (e.g. ``{'cuda:0': 'cpu'}``); a callable is called with each storage
+        (a 1-D tensor) and its location and must return it (or an equal
+        CPU tensor), as ``lambda storage, loc: storage`` does.
+    weights_only : bool, optional
+        ``True`` (or None, the default): load only tensors, containers and
+        plain values, never running code. ``False``: unpickle a PyTorch
+        file with Python's pickle, which imports and calls whatever the
+        file names, i.e. **runs code from the file**, exactly as
+        ``torch.load(weights_only=False)`` does; do it only for files
+        from a source you trust (e.g. what ``save`` wrote for a whole
+        model). Safetensors files never run code either way.
+    mmap : bool, optional
+        Accepted for PyTorch's signature; the file is read into memory.
+    encoding : str, default 'ASCII'
+        How the pickle's Python 2 strings are decoded (``'latin1'`` for
+        old checkpoints written by Python 2), as ``torch.load``'s.
 
     Returns
     -------
@@ -629,15 +735,21 @@ def load(f):
         memory, ``requires_grad`` as saved), NumPy arrays and scalars, and
         the dicts, lists, tuples and plain values around them. A
         safetensors file written by another tool gives a dict from tensor
-        name to Tensor.
+        name to Tensor. A PyTorch file gives what was saved, with
+        ``OrderedDict``, tuples for ``torch.Size``, ``oxmera.device`` and
+        NumPy dtypes for PyTorch's, and tensors sharing memory as their
+        storages did.
 
     Raises
     ------
     ValueError
-        The file is truncated, corrupted, not a safetensors file, holds a
-        dtype oxmera does not support (e.g. bfloat16), or the path is not a
-        regular file (a directory, FIFO or device); the message names the
-        file and the problem. Nothing is returned in part.
+        The file is truncated, corrupted, in none of these formats, holds a
+        dtype oxmera does not support (e.g. a safetensors BF16 entry, a
+        complex tensor), a tensor outside its storage, needs
+        ``weights_only=False`` (a global other than those above: the
+        message names it), or the path is not a regular file (a directory,
+        FIFO or device); the message names the file and the problem.
+        Nothing is returned in part, and nothing in the file is run.
     FileNotFoundError
         There is no such file.
 
@@ -652,14 +764,24 @@ def load(f):
     >>> load(buffer)
     {'weight': tensor([[1., 0.],
             [0., 1.]], dtype=float32), 'steps': [1, 2], 'best': None}
+    >>> torch_file = io.BytesIO()       # PyTorch's format, as torch.save writes it
+    >>> save({'w': oxmera.arange(3.0)}, torch_file, format='torch')
+    >>> load(io.BytesIO(torch_file.getvalue()), map_location='cpu', weights_only=True)
+    {'w': tensor([0., 1., 2.], dtype=float32)}
     >>> load(io.BytesIO(b'not a weights file'))
     Traceback (most recent call last):
         ...
     ValueError: oxmera.load(): cannot load <BytesIO object>: its first 8 bytes give a header ...
     """
     source = _source(f)
+    if weights_only not in (None, True, False) or mmap not in (None, True, False):
+        raise TypeError(f"oxmera.load(): weights_only and mmap must be bools or None, got "
+                        f"{weights_only!r} and {mmap!r}")
     try:
         data, header, metadata = _read(f)
+        if header is None:
+            return _load_torch(data, source, map_location, weights_only is not False,
+                               encoding)
         arrays = _load_arrays(data)
         if not any(key.startswith("oxmera") for key in metadata):
             # A safetensors file from another tool: its tensors by name, in header order.
@@ -695,6 +817,24 @@ def load(f):
         return obj
     except _Corrupt as err:
         raise ValueError(f"oxmera.load(): cannot load {source}: {err}") from None
+
+
+def _load_torch(data, source, map_location, weights_only, encoding):
+    from oxmera import _torch_format
+
+    try:
+        if data[:4] == b"PK\x03\x04":
+            return _torch_format.load_zip(data, source, map_location, weights_only, encoding)
+        return _torch_format.load_legacy(data, source, map_location, weights_only, encoding)
+    except _torch_format.WeightsOnlyError as err:
+        raise _WeightsOnlyError(f"oxmera.load(): cannot load {source}: {err}") from None
+    except _torch_format.Corrupt as err:
+        raise _Corrupt(str(err)) from None
+
+
+class _WeightsOnlyError(ValueError, pickle.UnpicklingError):
+    """A file that only ``weights_only=False`` loads: a ValueError, and the
+    ``pickle.UnpicklingError`` that ``torch.load`` raises for it."""
 
 
 def _too_deep(value, limit):

@@ -220,7 +220,9 @@ def test_sdist_contents():
                      "tox.ini", "oxmera/py.typed", "oxmera/_core/autograd.pyx",
                      "oxmera/_core/autograd.pxd", "oxmera/_core/autograd.pyi",
                      "tests/conftest.py", "tests/test_packaging.py", "docs/conf.py",
-                     "docs/index.rst"]:
+                     "docs/index.rst", "tests/data/torch/make_fixtures.py",
+                     *(f"tests/data/torch/{name}{suffix}.pt" for suffix in ("", "_legacy")
+                       for name in ("every_dtype", "shared", "model_state_dict"))]:
         assert required in names, f"{required} is missing from {sdist.name}"
     generated = [n for n in names if n.endswith((".c", ".so", ".pyd", ".pyc"))
                  or "__pycache__" in n or "/_build/" in n or n.startswith("docs/api/")]
