@@ -106,6 +106,22 @@ def test_the_collector_sees_through_meta_and_edges():
     assert any(r is x.grad for r in gc.get_referents(x))    # the meta's grad
 
 
+def test_plain_graphs_are_hidden_until_a_cycle_could_form():
+    # A graph of plain tensors is sealed (untracked: the collector never walks
+    # it); attaching a hook tracks it all again, so the hook's cycle is seen.
+    x = oxmera.ones(3, requires_grad=True)
+    y = oxmera.sin(x) * 2.0
+    assert not gc.is_tracked(y) and not gc.is_tracked(y.grad_fn) and not gc.is_tracked(x)
+    assert any(o is y for o in oxmera._core.autograd._sealed_objects())
+    y.register_hook(lambda g: g)
+    assert gc.is_tracked(y) and gc.is_tracked(y.grad_fn) and gc.is_tracked(x)
+    assert not oxmera._core.autograd._sealed_objects()
+    # A Parameter (it has a __dict__) and everything computed from it stay tracked.
+    p = nn.Parameter(oxmera.ones(3))
+    q = oxmera.sin(p)
+    assert gc.is_tracked(p) and gc.is_tracked(q) and gc.is_tracked(q.grad_fn)
+
+
 # Each maker builds a cycle through the graph and returns a weak reference to
 # an object that only the cycle keeps alive.
 
@@ -179,6 +195,31 @@ def _inplace_op_on_a_saved_tensor():
     return weakref.ref(x)
 
 
+def _grad_assigned_by_hand():
+    x = oxmera.ones(3, requires_grad=True)
+    y = oxmera.sin(x) * 2.0
+    x.grad = y.detach() * 0 + y                      # x -> grad -> its node -> ... -> x
+    return weakref.ref(x)
+
+
+def _hook_on_a_fresh_gradient():
+    x = oxmera.ones(3, requires_grad=True)
+    oxmera.sin(x).sum().backward()                   # x.grad: a tensor with no history
+    g = x.grad
+    g.requires_grad_()
+    h = oxmera.exp(g)
+    g.register_hook(lambda grad: grad * h.detach())  # g -> hooks -> h -> node -> g
+    return weakref.ref(g)
+
+
+def _inplace_write_through_a_view():
+    x = oxmera.ones(4, requires_grad=True)
+    y = oxmera.sin(x)
+    z = y * y                                        # saves y
+    y[:2].mul_(z[2:])                                # y's new history reaches z's node -> y
+    return weakref.ref(y)
+
+
 def _anomaly_mode_hook():
     with oxmera.autograd.detect_anomaly():
         x = oxmera.ones(3, requires_grad=True)
@@ -198,6 +239,9 @@ CYCLES = {
     "argument list holding the output": _argument_list_holding_the_output,
     "in-place op on a saved tensor": _inplace_op_on_a_saved_tensor,
     "hook in anomaly mode": _anomaly_mode_hook,
+    "grad assigned by hand": _grad_assigned_by_hand,
+    "hook on a fresh gradient": _hook_on_a_fresh_gradient,
+    "in-place write through a view": _inplace_write_through_a_view,
 }
 
 
