@@ -83,21 +83,21 @@ def _check_flags(where, group, *keys):
                             f"{type(group[key]).__name__})")
 
 
-def _pair(where, group, key, names):
-    """``group[key]`` as two floats, after checking it is a pair of finite real numbers
-    (``names`` says what the pair holds, for the message: ``"(beta1, beta2)"``)."""
+def _pair(where, group, key, names, label=None):
+    """``group[key]`` as two floats, after checking it is a pair of real numbers
+    (``names`` says what the pair holds, ``label(i)`` how a message names item ``i``)."""
     pair = group[key]
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
         raise ValueError(f"{where}: {key} must be a pair {names}, got {pair!r}")
-    values = tuple(_real(where, f"{key}[{i}]", value) for i, value in enumerate(pair))
-    if not all(map(math.isfinite, values)):
-        raise ValueError(f"{where}: invalid {key}: {pair!r} (must be finite)")
-    return values
+    label = label or (lambda i: f"{key}[{i}]")
+    return tuple(_real(where, label(i), value) for i, value in enumerate(pair))
 
 
 def _check_betas(where, group):
     """Raise unless ``group['betas']`` is a pair of real numbers in [0, 1) (Adam's)."""
-    for i, beta in enumerate(_pair(where, group, "betas", "(beta1, beta2)")):
+    betas = _pair(where, group, "betas", "(beta1, beta2)",
+                  lambda i: f"beta parameter at index {i}")
+    for i, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"{where}: invalid beta parameter at index {i}: "
                              f"{group['betas'][i]} (must be in [0, 1))")
