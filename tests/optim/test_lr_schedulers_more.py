@@ -341,3 +341,67 @@ def test_cyclic_scale_fn_object_state_is_kept():
                                  scale_fn=_Scale(0.9), scale_mode="iterations")
     other.load_state_dict(saved)
     assert other._scale_fn_custom.rate == 0.5
+
+
+def _lrs(make, steps=30, kind="SGD"):
+    return [lrs[0] for lrs in _trace(oxmera, kind, make, steps)[0]]
+
+
+def test_closed_forms():
+    """Without PyTorch: each schedule against its formula (first group, base 0.1)."""
+    base = 0.1
+    cases = {
+        "LinearLR": (lambda o, m: m.LinearLR(o, start_factor=0.2, end_factor=0.9,
+                                             total_iters=8),
+                     lambda e: base * (0.2 + 0.7 * min(e, 8) / 8)),
+        "ConstantLR": (lambda o, m: m.ConstantLR(o, factor=0.3, total_iters=5),
+                       lambda e: base * (0.3 if e < 5 else 1.0)),
+        "PolynomialLR": (lambda o, m: m.PolynomialLR(o, total_iters=10, power=3.0),
+                         lambda e: base * (1 - min(e, 10) / 10) ** 3),
+        "MultiplicativeLR": (lambda o, m: m.MultiplicativeLR(o, lambda e: 0.9),
+                             lambda e: base * 0.9 ** e),
+        "Cyclic": (lambda o, m: m.CyclicLR(o, 0.01, 0.1, step_size_up=4),
+                   lambda e: 0.01 + 0.09 * max(0.0, 1 - abs(e / 4 - 2 * (1 + e // 8) + 1))),
+        "Cyclic-triangular2": (lambda o, m: m.CyclicLR(o, 0.01, 0.1, step_size_up=4,
+                                                       mode="triangular2"),
+                               lambda e: 0.01 + 0.09 * max(0.0, 1 - abs(
+                                   e / 4 - 2 * (1 + e // 8) + 1)) / 2 ** (e // 8)),
+        "OneCycle-linear": (lambda o, m: m.OneCycleLR(o, max_lr=1.0, total_steps=21,
+                                                      pct_start=0.5, anneal_strategy="linear",
+                                                      div_factor=10.0, final_div_factor=2.0),
+                            lambda e: (0.1 + 0.9 * e / 9.5 if e <= 9.5
+                                       else 1.0 + (0.05 - 1.0) * (e - 9.5) / 10.5)),
+        "OneCycle-cos": (lambda o, m: m.OneCycleLR(o, max_lr=1.0, total_steps=21,
+                                                   pct_start=0.5, div_factor=10.0,
+                                                   final_div_factor=2.0),
+                         lambda e: (1.0 + (0.1 - 1.0) * (1 + math.cos(math.pi * e / 9.5)) / 2
+                                    if e <= 9.5 else 0.05 + (1.0 - 0.05)
+                                    * (1 + math.cos(math.pi * (e - 9.5) / 10.5)) / 2)),
+    }
+    for name, (make, formula) in cases.items():
+        steps = 21 if name.startswith("OneCycle") else 30
+        for epoch, lr in enumerate(_lrs(make, steps)):
+            assert math.isclose(lr, formula(epoch), rel_tol=1e-12, abs_tol=1e-15), (name, epoch)
+
+
+def test_cyclic_and_one_cycle_move_the_momentum_against_the_rate():
+    opt = _optimizer(oxmera, "SGD")
+    sched = ours_module.CyclicLR(opt, 0.01, 0.1, step_size_up=2, base_momentum=0.8,
+                                 max_momentum=0.9)
+    seen = []
+    for _ in range(4):
+        seen.append((sched.get_last_lr()[0], opt.param_groups[0]["momentum"]))
+        opt.step()
+        sched.step()
+    assert [round(m, 10) for _, m in seen] == [0.9, 0.85, 0.8, 0.85]
+    opt = _optimizer(oxmera, "Adam")
+    ours_module.OneCycleLR(opt, max_lr=0.01, total_steps=10, base_momentum=0.8)
+    assert opt.param_groups[0]["betas"] == (0.95, 0.999)         # starts at max_momentum
+    assert opt.param_groups[0]["max_lr"] == 0.01 and opt.param_groups[0]["initial_lr"] == 0.0004
+
+
+def test_sequential_restarts_the_next_scheduler_at_its_milestone():
+    lrs = _lrs(lambda o, m: m.SequentialLR(
+        o, [m.ConstantLR(o, factor=0.5, total_iters=10), m.ExponentialLR(o, gamma=0.5)],
+        milestones=[3]), steps=6)
+    assert lrs == pytest.approx([0.05, 0.05, 0.05, 0.1, 0.05, 0.025, 0.0125])
