@@ -136,6 +136,7 @@ class LBFGS(Optimizer):
         return sum(p.numel() for p in self._params)
 
     def _gather_flat_grad(self):
+        self._check_grad_shapes()
         return np.concatenate([np.zeros(p.numel(), dtype=p.dtype) if p.grad is None
                                else p.grad._data.reshape(-1) for p in self._params])
 
@@ -167,9 +168,11 @@ class LBFGS(Optimizer):
 
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(t, d)
-        loss = float(closure())
-        flat_grad = self._gather_flat_grad()
-        self._set_param(x)
+        try:
+            loss = float(closure())
+            flat_grad = self._gather_flat_grad()
+        finally:                             # the search only probes: put the point back
+            self._set_param(x)
         return loss, flat_grad
 
     # -- the step --------------------------------------------------------------------------

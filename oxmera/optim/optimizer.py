@@ -403,6 +403,11 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_grad_shapes()
+        return loss
+
+    def _check_grad_shapes(self):
+        """Raise ``RuntimeError`` if a gradient's shape is not its parameter's."""
         name = type(self).__name__
         for i, group in enumerate(self.param_groups):
             for j, p in enumerate(group["params"]):
@@ -411,7 +416,6 @@ class Optimizer:
                     raise RuntimeError(f"{name}.step(): parameter {j} of group {i} has shape "
                                        f"{p.shape} but its gradient has shape {grad.shape}; "
                                        f"nothing was updated")
-        return loss
 
     @staticmethod
     def _params_to_update(group):

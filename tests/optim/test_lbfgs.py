@@ -202,6 +202,26 @@ def test_errors():
     assert LBFGS([w], max_iter=8).defaults["max_eval"] == 10      # max_iter * 5 // 4
 
 
+def test_an_error_in_a_line_search_probe_puts_the_weights_back():
+    w = oxmera.tensor([3.0, -2.0], dtype=oxmera.float64, requires_grad=True)
+    opt = LBFGS([w], line_search_fn="strong_wolfe")
+    calls = []
+
+    def closure():
+        calls.append(w.tolist())
+        if len(calls) == 2:                  # the first probe of the line search
+            raise ArithmeticError("model blew up")
+        opt.zero_grad()
+        loss = (w ** 2).sum()
+        loss.backward()
+        return loss
+
+    with pytest.raises(ArithmeticError):
+        opt.step(closure)
+    assert calls[1] != calls[0]              # the probe did move the weights
+    assert w.tolist() == [3.0, -2.0]
+
+
 def test_stops_at_once_when_the_gradient_is_already_zero():
     w = oxmera.tensor([1.0, 1.0], dtype=oxmera.float64, requires_grad=True)
     opt = LBFGS([w])
