@@ -52,7 +52,8 @@ class _Combined(LRScheduler):
             raise ValueError(f"{name}: '_schedulers' must be a list of "
                              f"{len(self._schedulers)} state dicts (one per scheduler), got "
                              f"{inner!r:.200}")
-        own = copy.deepcopy(self.__dict__.copy() | {"_schedulers": None})
+        own = copy.deepcopy({key: value for key, value in self.__dict__.items()
+                             if key not in ("optimizer", "_schedulers")})
         saved = [copy.deepcopy(s.state_dict()) for s in self._schedulers]
         super().load_state_dict(state_dict)
         try:
@@ -61,8 +62,6 @@ class _Combined(LRScheduler):
         except Exception:                    # put every scheduler back as it was
             for scheduler, state in zip(self._schedulers, saved):
                 scheduler.load_state_dict(state)
-            own.pop("_schedulers")
-            own.pop("optimizer", None)
             self.__dict__.update(own)
             raise
 
