@@ -301,7 +301,8 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise).
+    """A random permutation of the integers from 0 to ``n - 1`` (int64 unless ``dtype``
+    says otherwise).
 
     Examples
     --------
