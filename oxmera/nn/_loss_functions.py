@@ -85,7 +85,8 @@ def _softplus(x):
 
 
 def _constant(array):
-    return _core._wrap(np.ascontiguousarray(array))
+    # a copy: contiguous (broadcast views are not) and 0-d kept 0-d
+    return _core._wrap(np.array(array))
 
 
 # -- divergences and likelihoods ----------------------------------------------------------------
