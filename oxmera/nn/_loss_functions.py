@@ -20,6 +20,7 @@ assumes ``log_probs`` comes from ``log_softmax``: through ``log_softmax``
 the two gradients are equal, and that is how they are compared in the tests.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -111,6 +112,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     tensor(0.2554, dtype=float32)
     """
     opname = "kl_div"
+    if size_average is None and reduce is None and reduction == "mean":
+        # PyTorch's warning, word for word: programs that filter it still do
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
     if size_average is None and reduce is None and reduction == "batchmean":
         batchmean, reduction = True, "sum"
     else:
@@ -290,14 +297,18 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
         raise RuntimeError(f"{opname}(): {target.ndim}D target tensor expects {expected}D input "
                            f"tensors, but found inputs with sizes {tuple(input1.shape)} and "
                            f"{tuple(input2.shape)}")
-    _broadcast(opname, ("input1", input1), ("input2", input2))
+    shape = _broadcast(opname, ("input1", input1), ("input2", input2))
+    try:
+        np.broadcast_shapes(shape[:-1], tuple(target.shape))
+    except ValueError:
+        raise RuntimeError(f"{opname}(): target of shape {tuple(target.shape)} does not match "
+                           f"the inputs' batch shape {shape[:-1]}") from None
     (input1, input2), dtype = _wide(input1, input2)
     dim = input1.ndim - 1
     dot = _sum(input1 * input2, dim)
     squares = (_sum(input1 * input1, dim) + _COSINE_EPSILON) * (
         _sum(input2 * input2, dim) + _COSINE_EPSILON)
     cos = dot / sqrt(squares)
-    _broadcast(opname, ("cosine", cos), ("target", target))
     labels = target.detach().numpy()
     loss = (where(_constant(labels == 1), 1 - cos, 0.0)
             + where(_constant(labels == -1), clamp(cos - margin, min=0), 0.0))
@@ -576,7 +587,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     (``pairwise_distance`` by default) of two tensors, returning one distance
     per sample.
 
-    ``margin`` must be positive; ``swap`` as in :func:`triplet_margin_loss`.
+    ``margin`` must be positive; ``swap`` as in ``triplet_margin_loss``.
 
     Examples
     --------
@@ -775,7 +786,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
             alpha = where(_constant((t < input_lengths)[:, None]), step, alpha)
         nll = -logsumexp(where(_constant(final), alpha, neg), 1)
     else:
-        nll = _sum(neg, 1) * 0.0
+        nll = _sum(lp[:0], (0, 2))      # no frame anywhere: zeros, still on the graph
     # An input of length 0 has no frame: only the empty target fits it (loss 0).
     empty = input_lengths == 0
     nll = where(_constant(empty), 0.0, nll)

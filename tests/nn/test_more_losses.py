@@ -409,7 +409,7 @@ def test_float16_is_computed_in_float32():
     y = np.where(RNG.random((4, 5)) < 0.5, -1.0, 1.0)
     for fn in (F.soft_margin_loss, F.hinge_embedding_loss, F.multilabel_soft_margin_loss,
                lambda a, b: F.poisson_nll_loss(a, b.abs()),
-               lambda a, b: F.kl_div(a, b.abs() / 5)):
+               lambda a, b: F.kl_div(a, b.abs() / 5, reduction="batchmean")):
         half = fn(oxmera.tensor(x, dtype=oxmera.float16), oxmera.tensor(y, dtype=oxmera.float16))
         wide = fn(oxmera.tensor(x.astype(np.float16).astype(np.float64)), oxmera.tensor(y))
         assert half.dtype == oxmera.float16
@@ -474,6 +474,8 @@ X = RNG.standard_normal((3, 5))
      RuntimeError, "target 7 is out of range"),
     (lambda x: F.cosine_embedding_loss(x, x, oxmera.ones(3, 1)), RuntimeError,
      "0D or 1D target tensor expected"),
+    (lambda x: F.cosine_embedding_loss(x, x, oxmera.ones(2)), RuntimeError,
+     r"target of shape \(2,\) does not match the inputs. batch shape \(3,\)"),
     (lambda x: F.cosine_embedding_loss(x, x, oxmera.tensor(1)), RuntimeError,
      "0D target tensor expects 1D input tensors"),
     (lambda x: F.margin_ranking_loss(x, x[0], oxmera.ones(3, 5)), RuntimeError,
@@ -585,3 +587,25 @@ def test_module_weights_are_buffers_and_options_checked():
         nn.PoissonNLLLoss(reduction="batchmean")
     with pytest.warns(UserWarning, match="deprecated"):
         assert nn.SoftMarginLoss(size_average=False).reduction == "sum"
+
+
+def test_kl_div_mean_warns_as_torch_and_legacy_warnings_point_at_the_caller():
+    x, y = oxmera.tensor(RNG_FIXED[0]), oxmera.tensor(np.abs(RNG_FIXED[1]))
+    with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size") as record:
+        F.kl_div(x, y)
+    assert record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.kl_div(x, y, reduction="batchmean")
+        F.kl_div(x, y, reduction="sum")
+    with pytest.warns(UserWarning, match="deprecated") as record:
+        F.soft_margin_loss(x, y, size_average=False)
+    assert record[0].filename == __file__
+
+
+def test_ctc_loss_with_no_frames_stays_on_the_graph():
+    lp = leaf(np.zeros((3, 2, 4)))
+    out = F.ctc_loss(lp, oxmera.tensor([[1], [2]]), [0, 0], [0, 1], reduction="none")
+    np.testing.assert_array_equal(_np(out), [0.0, np.inf])
+    F.ctc_loss(lp, oxmera.tensor([[1], [2]]), [0, 0], [0, 1], zero_infinity=True).backward()
+    np.testing.assert_array_equal(_np(lp.grad), 0.0)
