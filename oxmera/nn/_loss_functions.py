@@ -249,6 +249,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise RuntimeError(f"{opname}(): delta must be positive, got {delta}")
     input, target = _float(input, opname), _float(target, opname, "target")
     _broadcast(opname, ("input", input), ("target", target))
+    if target.shape != input.shape:
+        warnings.warn(f"{opname}(): using a target size {tuple(target.shape)} that is "
+                      f"different to the input size {tuple(input.shape)}. This will likely "
+                      f"lead to incorrect results due to broadcasting. Please ensure they have "
+                      f"the same size.", UserWarning, stacklevel=2)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise ValueError(f"{opname}(): weights and input must have the same size: weight of "
                          f"shape {tuple(weight.shape)}, input of shape {tuple(input.shape)}")
@@ -430,6 +435,15 @@ def _class_input(input, opname):
     return input
 
 
+def _class_target(target, opname):
+    """A class-index target as an int64 array (it is never differentiated)."""
+    target = as_input(target, opname, "target")
+    if target.dtype.kind not in "iu":
+        raise RuntimeError(f"{opname}(): expected an integer (int64) target, got dtype "
+                           f"{target.dtype}")
+    return target.detach().numpy().astype(np.int64)
+
+
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """A multi-class multi-label hinge loss: for each sample, the sum of
     ``max(0, 1 - (x[j] - x[i]))`` over its target classes ``j`` and the
@@ -449,27 +463,24 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     opname = "multilabel_margin_loss"
     reduction = _check_reduction(reduction, size_average, reduce, opname, stacklevel=3)
     input = _class_input(input, opname)
-    target = as_input(target, opname, "target")
-    if target.dtype.kind not in "iu":
-        raise RuntimeError(f"{opname}(): expected an integer (int64) target, got dtype "
-                           f"{target.dtype}")
-    if tuple(target.shape) != tuple(input.shape):
-        raise RuntimeError(f"{opname}(): inconsistent target size: {tuple(target.shape)} for "
+    target = _class_target(target, opname)
+    if target.shape != tuple(input.shape):
+        raise RuntimeError(f"{opname}(): inconsistent target size: {target.shape} for "
                            f"input of size: {tuple(input.shape)}")
-    (input,), dtype = _wide(input)
     unbatched = input.ndim == 1
-    x = input.unsqueeze(0) if unbatched else input
-    labels = target.detach().numpy().reshape(x.shape).astype(np.int64)
-    classes = x.shape[1]
+    labels = target.reshape((-1, input.shape[-1]))
+    classes = labels.shape[1]
     # positions before each row's first -1 hold its targets
     listed = np.cumprod(labels != -1, axis=1).astype(bool)
     bad = listed & ((labels < 0) | (labels >= classes))
     if bad.any():
         raise RuntimeError(f"{opname}(): target {labels[bad][0]} is out of range for "
                            f"{classes} classes (input of shape {tuple(input.shape)})")
+    (input,), dtype = _wide(input)
+    x = input.reshape(labels.shape)
     safe = np.where(listed, labels, 0)
-    is_target = np.zeros(x.shape, bool)
-    rows = np.broadcast_to(np.arange(x.shape[0])[:, None], safe.shape)
+    is_target = np.zeros(labels.shape, bool)
+    rows = np.broadcast_to(np.arange(labels.shape[0])[:, None], safe.shape)
     is_target[rows[listed], safe[listed]] = True
     picked = x.gather(1, _constant(safe))                      # x[target_j], (N, C)
     hinge = clamp(1 - picked.unsqueeze(2) + x.unsqueeze(1), min=0)   # (N, j, i)
@@ -502,10 +513,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p not in (1, 2):
         raise ValueError(f"only p == 1 and p == 2 supported ({opname}() got p={p})")
     input = _class_input(input, opname)
-    target = as_input(target, opname, "target")
-    if target.dtype.kind not in "iu":
-        raise RuntimeError(f"{opname}(): expected an integer (int64) target, got dtype "
-                           f"{target.dtype}")
+    target = _class_target(target, opname)
     unbatched = input.ndim == 1
     batch = () if unbatched else tuple(input.shape[:1])
     if tuple(target.shape) != batch and not (unbatched and tuple(target.shape) == (1,)):
@@ -517,7 +525,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if weight is not None and tuple(weight.shape) != (classes,):
         raise RuntimeError(f"{opname}(): inconsistent weight size, expected {classes} but got "
                            f"{list(weight.shape)}")
-    labels = target.detach().numpy().reshape(-1).astype(np.int64)
+    labels = target.reshape(-1)
     if ((labels < 0) | (labels >= classes)).any():
         raise RuntimeError(f"{opname}(): target out of range: {labels.tolist()} for {classes} "
                            f"classes")

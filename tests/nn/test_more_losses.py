@@ -609,3 +609,12 @@ def test_ctc_loss_with_no_frames_stays_on_the_graph():
     np.testing.assert_array_equal(_np(out), [0.0, np.inf])
     F.ctc_loss(lp, oxmera.tensor([[1], [2]]), [0, 0], [0, 1], zero_infinity=True).backward()
     np.testing.assert_array_equal(_np(lp.grad), 0.0)
+
+
+def test_huber_loss_module_and_broadcast_warning():
+    x, y = oxmera.tensor(3 * RNG_FIXED[0]), oxmera.tensor(RNG_FIXED[1])
+    np.testing.assert_allclose(_np(nn.HuberLoss(delta=0.7)(x, y)),
+                               _np(F.smooth_l1_loss(x, y, beta=0.7)) * 0.7, rtol=1e-12)
+    with pytest.warns(UserWarning, match=r"target size \(4,\).*input size \(3, 4\)") as record:
+        F.huber_loss(x, y[0])
+    assert record[0].filename == __file__

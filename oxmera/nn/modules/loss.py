@@ -104,7 +104,8 @@ class SmoothL1Loss(_Loss):
 class HuberLoss(_Loss):
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``.
 
-    It is ``delta`` times :class:`SmoothL1Loss` with ``beta=delta``.
+    It is ``delta`` times :class:`SmoothL1Loss` with ``beta=delta`` (see
+    ``oxmera.nn.functional.huber_loss``).
 
     Examples
     --------
@@ -121,8 +122,7 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):
-        return F.smooth_l1_loss(input, target, reduction=self.reduction,
-                                beta=self.delta) * self.delta
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class NLLLoss(_WeightedLoss):
