@@ -18,6 +18,9 @@ derivative of the loss in ``log_probs``. PyTorch's own backward adds
 ``exp(log_probs)`` to it (for frames within the input length), which
 assumes ``log_probs`` comes from ``log_softmax``: through ``log_softmax``
 the two gradients are equal, and that is how they are compared in the tests.
+A target label equal to ``blank`` is a label, as in PyTorch (equal losses);
+there PyTorch's gradient is not its loss's derivative (it disagrees with
+finite differences), ours is.
 """
 import math
 import warnings

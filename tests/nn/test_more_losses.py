@@ -618,3 +618,45 @@ def test_huber_loss_module_and_broadcast_warning():
     with pytest.warns(UserWarning, match=r"target size \(4,\).*input size \(3, 4\)") as record:
         F.huber_loss(x, y[0])
     assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_ctc_loss_random_lengths_match_torch(seed):
+    # random T, N, C, blank, lengths (some targets too long to fit), reduction.
+    # No label equals the blank here: PyTorch's loss takes such a label as a
+    # label (so does ours, equal values), but its gradient then disagrees with
+    # finite differences of its own loss, where ours agrees (the gradient case
+    # "ctc_loss:concatenated-none" has one).
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(seed)
+    steps, batch, classes = rng.integers(1, 12), rng.integers(1, 5), rng.integers(2, 6)
+    blank = int(rng.integers(0, classes))
+    input_lengths = rng.integers(0, steps + 1, batch)
+    target_lengths = rng.integers(0, 6, batch)
+    targets = rng.integers(0, classes - 1, (batch, max(int(target_lengths.max()), 1)))
+    targets[targets >= blank] += 1
+    logits = rng.standard_normal((steps, batch, classes))
+    reduction = ["none", "mean", "sum"][seed % 3]
+    x = torch.tensor(logits, requires_grad=True)
+    theirs = torch.nn.functional.ctc_loss(x.log_softmax(2), torch.tensor(targets),
+                                          torch.tensor(input_lengths),
+                                          torch.tensor(target_lengths), blank=blank,
+                                          reduction=reduction, zero_infinity=True)
+    y = leaf(logits)
+    ours = F.ctc_loss(y.log_softmax(2), oxmera.tensor(targets), oxmera.tensor(input_lengths),
+                      oxmera.tensor(target_lengths), blank=blank, reduction=reduction,
+                      zero_infinity=True)
+    np.testing.assert_allclose(_np(ours), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    theirs.sum().backward()
+    ours.sum().backward()
+    np.testing.assert_allclose(_np(y.grad), x.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_ctc_loss_label_equal_to_blank_value_as_torch():
+    torch = pytest.importorskip("torch")
+    logits = RNG.standard_normal((5, 1, 5))
+    theirs = torch.nn.functional.ctc_loss(torch.tensor(logits).log_softmax(2),
+                                          torch.tensor([[2, 4, 4]]), [5], [3], blank=4)
+    ours = F.ctc_loss(oxmera.tensor(logits).log_softmax(2), oxmera.tensor([[2, 4, 4]]), [5], [3],
+                      blank=4)
+    np.testing.assert_allclose(_np(ours), theirs.item(), rtol=1e-10)
