@@ -25,6 +25,7 @@ from oxmera.ops.activation import *  # noqa: F403
 from oxmera.ops.attention import *  # noqa: F403
 from oxmera.nn._activation_functions import *  # noqa: F403
 from oxmera.nn._more_functions import *  # noqa: F403
+from oxmera.nn._loss_functions import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
@@ -32,6 +33,7 @@ from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
 from oxmera.nn import _activation_functions as _activation_functions
 from oxmera.nn import _more_functions as _more_functions
+from oxmera.nn import _loss_functions as _loss_functions
 from oxmera.ops import normalization as _normalization
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
@@ -50,7 +52,7 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
 
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
            *_conv.__all__, *_loss.__all__, *_more_functions.__all__, *_normalization.__all__,
-           *_FUNCTIONS]
+           *_loss_functions.__all__, *_FUNCTIONS]
 
 Tensor = _core.Tensor
 OpError = _core.OpError

@@ -8,6 +8,8 @@ cannot see them, and this list is their gradient test (run by
 entry covers, where the function can take them, a 0-d, a size-0 and a
 non-contiguous input.
 """
+import warnings
+
 import numpy as np
 
 import oxmera
@@ -259,3 +261,148 @@ for _name in ("dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_a
     add(_name,
         ("eval", lambda x, fn=_fn: fn(x, 0.5, training=False), (Leaf(_shape),)),
         ("p0", lambda x, fn=_fn: fn(x, 0.0, training=True), (Leaf(_shape),)))
+
+
+# -- the losses of nn/_loss_functions.py -------------------------------------------------------
+
+def _signs(values):
+    return oxmera.tensor(np.array(values, dtype=np.float64))
+
+
+_PM_3x4 = [[1, -1, 1, -1], [-1, -1, 1, 1], [1, 1, -1, 1]]
+
+def _kl_div(**kwargs):
+    def fn(x, y):
+        with warnings.catch_warnings():     # PyTorch's warning about 'mean'
+            warnings.simplefilter("ignore")
+            return F.kl_div(x, y, **kwargs)
+    return fn
+
+
+for _label, _kwargs in (("mean", {}), ("log-target", {"log_target": True}),
+                        ("batchmean", {"reduction": "batchmean"})):
+    add("kl_div", (_label, _kl_div(**_kwargs), (Leaf((3, 4)), Leaf((3, 4), "positive"))))
+add("kl_div",
+    ("none-transposed", lambda x, y: F.kl_div(x, y, reduction="none"),
+     (T((3, 4)), S((3, 4), "positive"))),
+    ("0d", lambda x, y: F.kl_div(x, y, reduction="batchmean"), (Leaf(()), Leaf((), "positive"))),
+    ("size-0", lambda x, y: F.kl_div(x, y, reduction="sum"), (Leaf((0, 3)), Leaf((0, 3)))))
+add("poisson_nll_loss",
+    ("log-input", F.poisson_nll_loss, (Leaf((3, 4)), Leaf((3, 4), "positive"))),
+    ("rate-full", lambda x, y: F.poisson_nll_loss(x, y, log_input=False, full=True,
+                                                  reduction="sum"),
+     (Leaf((3, 4), "positive"), Leaf((3, 4), values=np.linspace(0.0, 4.0, 12)))),
+    ("none-strided", lambda x, y: F.poisson_nll_loss(x, y, full=True, reduction="none"),
+     (S((2, 3)), T((2, 3), "positive"))),
+    ("0d", F.poisson_nll_loss, (Leaf(()), Leaf((), "positive"))),
+    ("size-0", lambda x, y: F.poisson_nll_loss(x, y, reduction="sum"),
+     (Leaf((0, 2)), Leaf((0, 2)))))
+add("gaussian_nll_loss",
+    ("same-shape", lambda x, y, v: F.gaussian_nll_loss(x, y, v, full=True),
+     (Leaf((3, 4)), Leaf((3, 4)), Leaf((3, 4), "positive"))),
+    ("per-sample-var", lambda x, y, v: F.gaussian_nll_loss(x, y, v, reduction="none"),
+     (T((3, 4)), Leaf((3, 4)), Leaf((3,), "positive"))),
+    ("clamped-var", lambda x, y, v: F.gaussian_nll_loss(x, y, v, eps=0.6, reduction="sum"),
+     (Leaf((2, 3)), Leaf((2, 3)), Leaf((2, 1), "positive"))),
+    ("float-var", lambda x, y: F.gaussian_nll_loss(x, y, 0.7), (S((2, 3)), Leaf((2, 3)))),
+    ("0d", lambda x, y, v: F.gaussian_nll_loss(x, y, v), (Leaf(()), Leaf(()),
+                                                         Leaf((), "positive"))),
+    ("size-0", lambda x, y, v: F.gaussian_nll_loss(x, y, v, reduction="sum"),
+     (Leaf((0, 3)), Leaf((0, 3)), Leaf((0, 3), "positive"))))
+add("huber_loss",
+    ("mean", lambda x, y: F.huber_loss(x, y, delta=0.8), (Leaf((3, 4)), Leaf((3, 4)))),
+    ("weight-none", lambda x, y, w: F.huber_loss(x, y, "none", 1.5, w),
+     (T((3, 4)), S((3, 4)), Leaf((3, 4), "positive"))),
+    ("0d", F.huber_loss, (Leaf(()), Leaf(()))),
+    ("size-0", lambda x, y: F.huber_loss(x, y, "sum"), (Leaf((0, 3)), Leaf((0, 3)))))
+add("cosine_embedding_loss",
+    ("mean", lambda a, b: F.cosine_embedding_loss(a, b, _signs([1, -1, -1])),
+     (Leaf((3, 4)), Leaf((3, 4)))),
+    ("margin-none", lambda a, b: F.cosine_embedding_loss(a, b, _signs([-1, 1, -1]), -0.9,
+                                                         reduction="none"),
+     (T((3, 4)), S((3, 4)))),
+    ("unbatched", lambda a, b: F.cosine_embedding_loss(a, b, _signs(-1), margin=-1.0),
+     (Leaf((4,)), Leaf((4,)))),
+    ("size-0", lambda a, b: F.cosine_embedding_loss(a, b, _signs(np.zeros(0)), reduction="sum"),
+     (Leaf((0, 4)), Leaf((0, 4)))))
+add("margin_ranking_loss",
+    ("mean", lambda a, b: F.margin_ranking_loss(a, b, _signs(_PM_3x4), margin=5.0),
+     (Leaf((3, 4)), Leaf((3, 4)))),
+    ("target-differentiable", lambda a, b, t: F.margin_ranking_loss(a, b, t, margin=5.0,
+                                                                   reduction="none"),
+     (T((3, 4)), S((3, 4)), Leaf((3, 4)))),
+    ("0d", lambda a, b: F.margin_ranking_loss(a, b, _signs(1.0), margin=5.0),
+     (Leaf(()), Leaf(()))),
+    ("size-0", lambda a, b: F.margin_ranking_loss(a, b, _signs(np.zeros(0))),
+     (Leaf((0,)), Leaf((0,)))))
+add("hinge_embedding_loss",
+    ("mean", lambda x: F.hinge_embedding_loss(x, _signs(_PM_3x4), margin=3.0), (Leaf((3, 4)),)),
+    ("broadcast-none", lambda x: F.hinge_embedding_loss(x, _signs([1, -1, -1, 1]), margin=3.0,
+                                                        reduction="none"), (S((3, 4)),)),
+    ("0d", lambda x: F.hinge_embedding_loss(x, _signs(-1.0), margin=3.0), (Leaf(()),)),
+    ("size-0", lambda x: F.hinge_embedding_loss(x, _signs(np.zeros((0, 2)))), (Leaf((0, 2)),)))
+add("soft_margin_loss",
+    ("mean", lambda x: F.soft_margin_loss(x, _signs(_PM_3x4)), (Leaf((3, 4)),)),
+    ("target-differentiable", lambda x, y: F.soft_margin_loss(x, y, reduction="none"),
+     (T((3, 4)), S((3, 4)))),
+    ("0d", lambda x: F.soft_margin_loss(x, _signs(-1.0)), (Leaf(()),)),
+    ("size-0", lambda x: F.soft_margin_loss(x, _signs(np.zeros(0)), reduction="sum"),
+     (Leaf((0,)),)))
+_LABELS_3x4 = np.array([[1, 0, 0, 1], [0, 1, 1, 1], [0, 0, 0, 1]], dtype=np.float64)
+add("multilabel_soft_margin_loss",
+    ("mean", lambda x: F.multilabel_soft_margin_loss(x, oxmera.tensor(_LABELS_3x4)),
+     (Leaf((3, 4)),)),
+    ("weight-none", lambda x, w: F.multilabel_soft_margin_loss(
+        x, oxmera.tensor(_LABELS_3x4), w, reduction="none"), (T((3, 4)), Leaf((4,), "positive"))),
+    ("unbatched", lambda x, y: F.multilabel_soft_margin_loss(x, y), (S((4,)), Leaf((4,)))),
+    ("size-0", lambda x: F.multilabel_soft_margin_loss(x, oxmera.zeros(0, 4, dtype=oxmera.float64),
+                                                       reduction="sum"), (Leaf((0, 4)),)))
+_MULTILABEL = [[3, 0, -1, 1], [1, 1, 2, -1], [-1, 2, 2, 2]]
+add("multilabel_margin_loss",
+    ("mean", lambda x: F.multilabel_margin_loss(x, _index(_MULTILABEL)), (Leaf((3, 4)),)),
+    ("none-transposed", lambda x: F.multilabel_margin_loss(x, _index(_MULTILABEL),
+                                                           reduction="none"), (T((3, 4)),)),
+    ("unbatched", lambda x: F.multilabel_margin_loss(x, _index([2, -1, 0, 0])), (S((4,)),)),
+    ("size-0", lambda x: F.multilabel_margin_loss(x, _index(np.zeros((0, 4), np.int64)),
+                                                  reduction="sum"), (Leaf((0, 4)),)))
+add("multi_margin_loss",
+    ("mean", lambda x: F.multi_margin_loss(x, _index([0, 3, 3]), margin=3.0), (Leaf((3, 4)),)),
+    ("p2-weight", lambda x, w: F.multi_margin_loss(x, _index([2, 0, 1]), p=2, margin=3.0,
+                                                   weight=w, reduction="none"),
+     (T((3, 4)), Leaf((4,), "positive"))),
+    ("unbatched", lambda x: F.multi_margin_loss(x, _index(1), margin=3.0), (S((4,)),)),
+    ("size-0", lambda x: F.multi_margin_loss(x, _index(np.zeros(0, np.int64)), reduction="sum"),
+     (Leaf((0, 4)),)))
+add("triplet_margin_loss",
+    ("mean", lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=6.0),
+     (Leaf((3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
+    ("p1-swap-none", lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=9.0, p=1, swap=True,
+                                                           reduction="none"),
+     (T((3, 4)), S((3, 4)), Leaf((3, 4)))),
+    ("unbatched", lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=6.0),
+     (Leaf((4,)), Leaf((4,)), Leaf((4,)))),
+    ("size-0", lambda a, p, n: F.triplet_margin_loss(a, p, n, reduction="sum"),
+     (Leaf((0, 4)), Leaf((0, 4)), Leaf((0, 4)))))
+add("triplet_margin_with_distance_loss",
+    ("default", lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, margin=6.0),
+     (Leaf((3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
+    ("cosine-swap", lambda a, p, n: F.triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: 1 - F.cosine_similarity(u, v), margin=3.0,
+        swap=True, reduction="none"), (T((3, 4)), S((3, 4)), Leaf((3, 4)))),
+    ("size-0", lambda a, p, n: F.triplet_margin_with_distance_loss(a, p, n, reduction="sum"),
+     (Leaf((0, 4)), Leaf((0, 4)), Leaf((0, 4)))))
+
+
+def _ctc(targets, input_lengths, target_lengths, **kwargs):
+    return lambda lp: F.ctc_loss(lp, _index(targets), input_lengths, target_lengths, **kwargs)
+
+
+add("ctc_loss",
+    ("mean", _ctc([[1, 2, 2], [2, 1, 0]], [5, 4], [3, 2]), (Leaf((5, 2, 3)),)),
+    ("sum-short-and-empty", _ctc([[1, 1], [2, 0]], [3, 2], [2, 0], reduction="sum"),
+     (T((5, 2, 3)),)),
+    ("concatenated-none", _ctc([1, 2, 2, 1], [5, 5], [3, 1], reduction="none", blank=2),
+     (S((5, 2, 3)),)),
+    ("zero-infinity", _ctc([[1, 1, 1], [2, 1, 0]], [4, 5], [3, 2], zero_infinity=True),
+     (Leaf((5, 2, 3)),)),
+    ("unbatched", _ctc([1, 2], 4, 2), (Leaf((4, 3)),)))

@@ -20,6 +20,11 @@ from oxmera.nn.modules.flatten import Flatten, Unflatten
 from oxmera.nn.modules.linear import Bilinear, Identity, Linear
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
                                     L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+from oxmera.nn.modules.loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,
+                                    HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss,
+                                    MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                                    MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss,
+                                    TripletMarginLoss, TripletMarginWithDistanceLoss)
 from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
                                              InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                              LayerNorm, LocalResponseNorm, RMSNorm)
@@ -51,7 +56,10 @@ __all__ = [
     "SELU", "CELU", "Softsign", "LogSigmoid", "GLU", "PReLU", "RReLU", "Threshold", "Softmin",
     "Softmax2d", "Tanhshrink", "Softshrink", "Hardshrink",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
-    "BCEWithLogitsLoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineEmbeddingLoss",
+    "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss", "CTCLoss",
 ]
 
 del RemovableHandle
