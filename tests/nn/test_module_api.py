@@ -251,3 +251,72 @@ def test_new_module_api_names_exist_in_torch():
                  "get_extra_state", "set_extra_state", "set_submodule", "share_memory",
                  "to_empty"):
         assert hasattr(torch.nn.Module, name) and hasattr(nn.Module, name)
+
+
+def _sequential_story(n):
+    s = n.Sequential(n.Linear(1, 1), n.ReLU(), n.Tanh(), n.Sigmoid())
+    out = [repr(s[1:3]), repr(s[::-1]), type(s[1:]).__name__]
+    s.append(n.ReLU())
+    s.insert(0, n.Identity())
+    s.insert(-1, n.ELU())
+    s.extend([n.Tanh()])
+    out += [repr(s.pop(2)), repr(s), len(s)]
+    del s[1:3]
+    out += [repr(s), repr(s + n.Sequential(n.ReLU())), repr(s * 2),
+            repr(2 * n.Sequential(n.ReLU()))]
+    t = n.Sequential(n.ReLU(), n.Tanh())
+    t *= 3
+    out.append(repr(t))
+    shared = n.Linear(1, 1)
+    m = n.Sequential(shared, shared)
+    out += [[k for k, _ in m.named_modules()],
+            [k for k, _ in m.named_modules(remove_duplicate=False)],
+            [k for k, _ in m.named_modules(prefix="p")], [k for k, _ in m.named_children()],
+            len(list(m.modules())), len(list(m.children())),
+            (m * 2)[0] is (m * 2)[3]]
+    for bad in (0, 1.5):
+        try:
+            m * bad
+        except (TypeError, ValueError) as err:
+            out.append(type(err).__name__)
+    return out
+
+
+def test_sequential_and_iteration_as_torch():
+    torch = pytest.importorskip("torch")
+    assert _sequential_story(nn) == _sequential_story(torch.nn)
+
+
+def _module_api_story(lib, n):
+    model = n.Sequential(n.Linear(2, 2), n.BatchNorm1d(2))
+    model[0].register_buffer("scratch", lib.zeros(2), persistent=False)
+    out = [list(model.state_dict()), [k for k, _ in model.named_buffers()]]
+    model.requires_grad_(False)
+    out.append([p.requires_grad for p in model.parameters()])
+    model.requires_grad_()
+    model(lib.ones(3, 2)).sum().backward()
+    model.zero_grad(set_to_none=False)
+    out.append([float(p.grad.abs().sum()) for p in model.parameters()])
+    model.zero_grad()
+    out.append([p.grad is None for p in model.parameters()])
+    out.append(tuple(model.get_parameter("0.weight").shape))
+    out.append(tuple(model.get_buffer("1.running_mean").shape))
+    for target in ("0.nothing", "2"):
+        try:
+            model.get_parameter(target)
+        except AttributeError as err:
+            out.append(type(err).__name__)
+    events = []
+    model.register_forward_pre_hook(lambda m, a, k: events.append(("pre-kw", sorted(k))),
+                                    with_kwargs=True)
+    model.register_forward_pre_hook(lambda m, a: events.append("pre-first"), prepend=True)
+    model.register_forward_hook(lambda m, a, k, o: events.append("post-kw"), with_kwargs=True)
+    model.register_forward_hook(lambda m, a, o: events.append("always"), always_call=True)
+    model(lib.ones(3, 2))
+    out.append(events)
+    return out
+
+
+def test_module_api_as_torch():
+    torch = pytest.importorskip("torch")
+    assert _module_api_story(oxmera, nn) == _module_api_story(torch, torch.nn)
