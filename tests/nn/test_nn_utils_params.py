@@ -238,8 +238,13 @@ def test_spectral_norm_as_torch(shape, dim):
 
 
 def test_spectral_norm_closed_form_and_errors():
-    layer = nn.utils.parametrizations.spectral_norm(nn.Linear(5, 4, dtype=oxmera.float64),
-                                                    n_power_iterations=30)
+    layer = nn.Linear(5, 4, dtype=oxmera.float64)
+    with oxmera.no_grad():       # singular values 4, 1, 0.5, 0.1: fast convergence
+        rng = np.random.default_rng(1)
+        left = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+        right = np.linalg.qr(rng.standard_normal((5, 5)))[0][:4]
+        layer.weight.copy_(oxmera.tensor(left @ np.diag([4.0, 1.0, 0.5, 0.1]) @ right))
+    nn.utils.parametrizations.spectral_norm(layer, n_power_iterations=30)
     layer(oxmera.ones(1, 5, dtype=oxmera.float64))
     top = np.linalg.svd(layer.weight.detach().numpy(), compute_uv=False)[0]
     np.testing.assert_allclose(top, 1.0, rtol=1e-6)
@@ -249,3 +254,49 @@ def test_spectral_norm_closed_form_and_errors():
         nn.utils.parametrizations.spectral_norm(nn.Linear(2, 2), dim=2)
     with pytest.raises(ValueError, match="no parameter or buffer with name 'kernel'"):
         nn.utils.parametrizations.spectral_norm(nn.Linear(2, 2), name="kernel")
+
+
+def test_legacy_spectral_norm_as_torch():
+    torch = pytest.importorskip("torch")
+    t_layer = torch.nn.utils.spectral_norm(torch.nn.Linear(4, 3).double(), n_power_iterations=2)
+    layer = nn.utils.spectral_norm(nn.Linear(4, 3, dtype=oxmera.float64), n_power_iterations=2)
+    assert list(layer.state_dict()) == list(t_layer.state_dict())
+    _copy_state(t_layer, layer)
+    x = np.random.default_rng(0).standard_normal((2, 4))
+    for _ in range(3):
+        t_out = t_layer(torch.tensor(x))
+        out = layer(oxmera.tensor(x))
+        np.testing.assert_allclose(out.detach().numpy(), t_out.detach().numpy(), rtol=1e-10)
+    t_out.sum().backward()
+    out.sum().backward()
+    np.testing.assert_allclose(layer.weight_orig.grad.numpy(), t_layer.weight_orig.grad.numpy(),
+                               rtol=1e-8)
+    for key, value in t_layer.state_dict().items():
+        np.testing.assert_allclose(layer.state_dict()[key].numpy(), value.numpy(), rtol=1e-10)
+    layer.eval()
+    t_layer.eval()
+    np.testing.assert_allclose(layer(oxmera.tensor(x)).detach().numpy(),
+                               t_layer(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    torch.nn.utils.remove_spectral_norm(t_layer)
+    nn.utils.remove_spectral_norm(layer)
+    assert list(layer.state_dict()) == list(t_layer.state_dict())
+    np.testing.assert_allclose(layer.weight.detach().numpy(), t_layer.weight.detach().numpy(),
+                               rtol=1e-10)
+
+
+def test_legacy_spectral_norm_rules():
+    layer = nn.Linear(3, 3, dtype=oxmera.float64)
+    with oxmera.no_grad():       # singular values 3, 1, 0.5: the power method converges fast
+        q = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+        layer.weight.copy_(oxmera.tensor(q @ np.diag([3.0, 1.0, 0.5]) @ q.T))
+    nn.utils.spectral_norm(layer)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(layer)
+    with pytest.raises(ValueError, match="n_power_iterations to be positive"):
+        nn.utils.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
+    with pytest.raises(ValueError, match="spectral_norm of 'bias' not found"):
+        nn.utils.remove_spectral_norm(layer, "bias")
+    for _ in range(20):
+        layer(oxmera.ones(1, 3, dtype=oxmera.float64))
+    top = np.linalg.svd(layer.weight.detach().numpy(), compute_uv=False)[0]
+    np.testing.assert_allclose(top, 1.0, rtol=1e-8)

@@ -2,11 +2,13 @@
 (``clip_grad_norm_``, ``clip_grad_value_``), variable-length sequences (``rnn``),
 flat parameter vectors (``parameters_to_vector``, ``vector_to_parameters``),
 parametrizations (``parametrize``, ``parametrizations.weight_norm`` /
-``spectral_norm``) and the legacy ``weight_norm``."""
+``spectral_norm``) and the legacy ``weight_norm`` and ``spectral_norm``."""
 from oxmera.nn.utils import parametrizations, parametrize, rnn
 from oxmera.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 from oxmera.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from oxmera.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from oxmera.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "parametrizations",
-           "parametrize", "remove_weight_norm", "rnn", "vector_to_parameters", "weight_norm"]
+           "parametrize", "remove_spectral_norm", "remove_weight_norm", "rnn", "spectral_norm",
+           "vector_to_parameters", "weight_norm"]
