@@ -320,3 +320,34 @@ def _module_api_story(lib, n):
 def test_module_api_as_torch():
     torch = pytest.importorskip("torch")
     assert _module_api_story(oxmera, nn) == _module_api_story(torch, torch.nn)
+
+
+def _legacy_hook_story(lib, n):
+    layer = n.Tanh()
+    seen = []
+
+    def hook(module, grad_input, grad_output):
+        seen.append(([g.tolist() for g in grad_input], [g.tolist() for g in grad_output]))
+        return (grad_input[0] * 2,)
+
+    handle = layer.register_backward_hook(hook)
+    x = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+    layer(x).sum().backward()
+    seen.append(x.grad.tolist())
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks"):
+        layer.register_full_backward_hook(lambda *a: None)
+    handle.remove()
+    other = n.Tanh()
+    other.register_full_backward_hook(lambda *a: None)
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks"):
+        other.register_backward_hook(hook)
+    return seen
+
+
+def test_legacy_backward_hook_as_torch():
+    torch = pytest.importorskip("torch")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _legacy_hook_story(torch, torch.nn)
+    assert _legacy_hook_story(oxmera, nn) == expected

@@ -209,7 +209,8 @@ def _overflows(array, dtype):
 
 # Hook tables added after the first release: a module unpickled from an older
 # file gets them empty (``__setstate__``).
-_LATER_TABLES = ("_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+_LATER_TABLES = ("_backward_hooks", "_backward_pre_hooks", "_non_full_backward_hooks",
+                 "_state_dict_hooks",
                  "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
                  "_load_state_dict_post_hooks")
 
@@ -308,6 +309,13 @@ class _BackwardHook:
                                    f"got {len(new)}, but expected {len(grad_inputs)}")
             grad_inputs = new
         return tuple(grad_inputs[i] for i in self.input_positions)
+
+
+def _call_module_hook(hook, module_ref, grad_inputs, grad_outputs):
+    module = module_ref()
+    if module is None:        # the module is gone: nothing to report to
+        return None
+    return hook(module, grad_inputs, grad_outputs)
 
 
 class Module:
@@ -1498,15 +1506,58 @@ class Module:
         >>> seen
         [((4, 2), (4, 3))]
         """
+        if self._non_full_backward_hooks:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated backward hook: ``hook(module, grad_input, grad_output)``
+        on the node of the last op of ``forward``.
+
+        ``grad_input`` are the gradients of that op's inputs (not of the
+        module's), which is why PyTorch deprecated it; which op comes last
+        may differ from PyTorch's. Use :meth:`register_full_backward_hook`.
+        A module cannot have both kinds (a RuntimeError, as in PyTorch).
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Tanh()
+        >>> seen = []
+        >>> handle = layer.register_backward_hook(lambda m, gi, go: seen.append(len(go)))
+        >>> layer(oxmera.ones(2, requires_grad=True)).sum().backward()
+        >>> seen
+        [1]
+        """
+        if self._backward_hooks:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        handle = RemovableHandle(self._non_full_backward_hooks)
+        self._non_full_backward_hooks[handle.id] = hook
+        return handle
+
+    def _attach_non_full_backward_hooks(self, result):
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is not None:
+            for hook in self._non_full_backward_hooks.values():
+                grad_fn.register_hook(functools.partial(_call_module_hook, hook,
+                                                        weakref.ref(self)))
+
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or self._non_full_backward_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -1541,6 +1592,8 @@ class Module:
                     result = new
             if backward_hook is not None:
                 result = backward_hook.setup_output(result)
+            if self._non_full_backward_hooks:
+                self._attach_non_full_backward_hooks(result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
