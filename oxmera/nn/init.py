@@ -462,8 +462,8 @@ def _deprecated(new):
 
     deprecated_init.__name__ = old
     deprecated_init.__qualname__ = old
-    deprecated_init.__doc__ = f"""Deprecated spelling of :func:`{new.__name__}` (a FutureWarning, as in
-    PyTorch).
+    deprecated_init.__doc__ = f"""Deprecated spelling of :func:`{new.__name__}` (a FutureWarning,
+    as in PyTorch).
 
     Examples
     --------

@@ -86,7 +86,8 @@ def test_embedding_bag_errors_as_torch():
     torch = pytest.importorskip("torch")
     w_t, w = torch.tensor(_WEIGHT), oxmera.tensor(_WEIGHT)
     cases = [
-        (dict(input=[[1, 2]], offsets=[0]), ValueError, "if input is 2D, then offsets has to be None"),
+        (dict(input=[[1, 2]], offsets=[0]), ValueError,
+         "if input is 2D, then offsets has to be None"),
         (dict(input=[1, 2]), ValueError, "offsets has to be a 1D Tensor but got None"),
         (dict(input=[[[1]]]), ValueError, "input has to be 1D or 2D Tensor"),
         (dict(input=[1, 2], offsets=[0], mode="prod"), ValueError, "mode has to be one of"),
