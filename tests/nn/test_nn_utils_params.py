@@ -300,3 +300,15 @@ def test_legacy_spectral_norm_rules():
         layer(oxmera.ones(1, 3, dtype=oxmera.float64))
     top = np.linalg.svd(layer.weight.detach().numpy(), compute_uv=False)[0]
     np.testing.assert_allclose(top, 1.0, rtol=1e-8)
+
+
+def test_deepcopy_of_a_parametrized_module():
+    import copy
+    layer = nn.utils.parametrizations.weight_norm(nn.Linear(3, 2, dtype=oxmera.float64))
+    twin = copy.deepcopy(layer)
+    assert type(twin) is type(layer)
+    x = oxmera.ones(1, 3, dtype=oxmera.float64)
+    np.testing.assert_array_equal(twin(x).detach().numpy(), layer(x).detach().numpy())
+    with oxmera.no_grad():
+        twin.parametrizations.weight.original0.mul_(2)
+    assert not np.allclose(twin(x).detach().numpy(), layer(x).detach().numpy())

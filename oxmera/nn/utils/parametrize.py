@@ -11,6 +11,7 @@ keys are PyTorch's (``parametrizations.weight.original``, or
 tensors), so PyTorch checkpoints of parametrized modules load.
 """
 import contextlib
+import copy
 
 from oxmera._core import autograd as _core
 from oxmera.autograd import no_grad
@@ -193,10 +194,24 @@ def _getstate_error(self):
                        "inference-and-or-resuming-training")
 
 
+def _default_deepcopy(self, memo):
+    # __getstate__ refuses pickling, which copy.deepcopy would use: copy the dict
+    # instead (the replica shares the parametrized class, which holds no state).
+    replica = memo.get(id(self))
+    if replica is not None:
+        return replica
+    replica = self.__new__(self.__class__)
+    memo[id(self)] = replica
+    replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+    return replica
+
+
 def _inject_new_class(module):
     cls = module.__class__
-    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,),
-                            {"__getstate__": _getstate_error})
+    namespace = {"__getstate__": _getstate_error}
+    if not hasattr(cls, "__deepcopy__"):
+        namespace["__deepcopy__"] = _default_deepcopy
+    module.__class__ = type(f"Parametrized{cls.__name__}", (cls,), namespace)
 
 
 def _inject_property(module, tensor_name):
