@@ -20,8 +20,9 @@ reach arguments and parameters alike, through ``backward()`` or
 ``oxmera.autograd.grad``, and to second order with ``create_graph=True``.
 
 Not supported: a tensor that requires grad and is not a leaf (computed by
-earlier ops) must reach ``function`` as an argument, not through a closure
-or an attribute; ``context_fn`` is applied, ``determinism_check``, ``debug``
+earlier ops) must reach ``function`` as an argument (positional or
+keyword), not through a closure or an attribute (the backward then
+fails, or needs ``retain_graph``); ``context_fn`` is applied, ``determinism_check``, ``debug``
 and ``early_stop`` are accepted and have no effect; only the default
 generator's state is preserved.
 """
@@ -96,6 +97,23 @@ def _flat_tensors(result):
     return []
 
 
+def _leaf_like(tensor):
+    leaf = tensor.detach()
+    leaf.requires_grad_(tensor.requires_grad)
+    return leaf
+
+
+def _replaced(args, kwargs, slots, values):
+    """``args`` and ``kwargs`` with the tensors at ``slots`` replaced by ``values``."""
+    args, kwargs = list(args), dict(kwargs)
+    for slot, value in zip(slots, values):
+        if isinstance(slot, int):
+            args[slot] = value
+        else:
+            kwargs[slot] = value
+    return args, kwargs
+
+
 class CheckpointFunction(Function):
     """The node standing for one checkpointed call (see the module docstring)."""
 
@@ -109,26 +127,24 @@ class CheckpointFunction(Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         state = ctx.state
-        args = list(state.args)
         originals = state.tensors[:state.n_args]
         create_graph = _core.is_grad_enabled()
         fresh = []
-        for position, original in zip(state.tensor_positions, originals):
+        for original in originals:
             # Leaves again, so the recomputation's graph ends at them; but with
             # create_graph the gradients must stay functions of the caller's tensors
             # (second order), so the recomputation reads those.
             t = original
             if not create_graph:
-                t = original.detach()
-                t.requires_grad_(original.requires_grad)
-            args[position] = t
+                t = _leaf_like(original)
             fresh.append(t)
+        args, kwargs = _replaced(state.args, state.kwargs, state.tensor_slots, fresh)
         current = _random.get_rng_state() if state.rng_state is not None else None
         try:
             if state.rng_state is not None:
                 _random.set_rng_state(state.rng_state)
             with _core_enable_grad(), state.recompute_context:
-                result = state.function(*args, **state.kwargs)
+                result = state.function(*args, **kwargs)
         finally:
             if current is not None:
                 _random.set_rng_state(current)
@@ -157,7 +173,7 @@ def _core_enable_grad():
 class _State:
     """What the checkpoint node needs to run the function again."""
 
-    __slots__ = ("function", "args", "kwargs", "tensor_positions", "n_args", "tensors",
+    __slots__ = ("function", "args", "kwargs", "tensor_slots", "n_args", "tensors",
                  "rng_state", "recompute_context", "outputs")
 
 
@@ -206,8 +222,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
     forward_context, recompute_context = context_fn()
-    tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    if use_reentrant and not any(args[i].requires_grad for i in tensor_positions):
+    # Where the call's tensors are: positions of args, then names of kwargs.
+    slots = ([i for i, a in enumerate(args) if isinstance(a, Tensor)]
+             + [k for k, v in kwargs.items() if isinstance(v, Tensor)])
+    given = [args[slot] if isinstance(slot, int) else kwargs[slot] for slot in slots]
+    if use_reentrant and not any(t.requires_grad for t in given):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       UserWarning, stacklevel=2)
         from oxmera.autograd import no_grad
@@ -218,15 +237,10 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
             return function(*args, **kwargs)
 
     rng_state = _random.get_rng_state() if preserve_rng_state else None
-    run_args = list(args)
-    detached = []
-    for i in tensor_positions:
-        t = args[i].detach()
-        t.requires_grad_(args[i].requires_grad)
-        run_args[i] = t
-        detached.append(t)
+    detached = [_leaf_like(t) for t in given]
+    run_args, run_kwargs = _replaced(args, kwargs, slots, detached)
     with forward_context:
-        result = function(*run_args, **kwargs)
+        result = function(*run_args, **run_kwargs)
     outputs = _flat_tensors(result)
     leaves = _leaves_of(outputs, {id(t) for t in detached})
     if not outputs:
@@ -236,11 +250,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     state.function = function
     state.args = tuple(args)
     state.kwargs = kwargs
-    state.tensor_positions = tuple(tensor_positions)
-    state.n_args = len(tensor_positions)
+    state.tensor_slots = tuple(slots)
+    state.n_args = len(slots)
     # The caller's tensors (their graph links the node to earlier ops), then the
     # leaves met inside, e.g. parameters.
-    state.tensors = tuple(args[i] for i in tensor_positions) + tuple(leaves)
+    state.tensors = tuple(given) + tuple(leaves)
     state.rng_state = rng_state
     state.recompute_context = recompute_context
     state.outputs = outputs

@@ -198,3 +198,15 @@ def test_matches_torch_gradients():
         results.append([g.detach().numpy() for g in (a.grad, b.grad, x.grad)])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_keyword_tensors_that_are_not_leaves_get_gradients():
+    x = oxmera.tensor([1.0, 2.0], dtype=oxmera.float64, requires_grad=True)
+    w = oxmera.tensor([3.0, 4.0], dtype=oxmera.float64, requires_grad=True)
+    scale = w * 2                                   # not a leaf: must be passed in
+    out = checkpoint(lambda t, scale: (t * scale).exp(), x, use_reentrant=False, scale=scale)
+    out.sum().backward()
+    expected = np.exp(np.array([6.0, 16.0]))
+    # d/dx exp(x * s) = s exp(x s), s = 2w;  d/dw = 2 x exp(x s)
+    np.testing.assert_allclose(x.grad.numpy(), np.array([6.0, 8.0]) * expected)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.array([1.0, 2.0]) * expected)
