@@ -312,3 +312,29 @@ def test_deepcopy_of_a_parametrized_module():
     with oxmera.no_grad():
         twin.parametrizations.weight.original0.mul_(2)
     assert not np.allclose(twin(x).detach().numpy(), layer(x).detach().numpy())
+
+
+def test_total_norm_and_split_clipping_as_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    grads = [rng.standard_normal((3, 2)), rng.standard_normal(4)]
+    for norm_type in (2.0, 1.0, float("inf")):
+        results = []
+        for lib, utils in ((torch, torch.nn.utils), (oxmera, nn.utils)):
+            params = [lib.zeros(*g.shape, dtype=lib.float64, requires_grad=True) for g in grads]
+            for p, g in zip(params, grads):
+                p.grad = lib.tensor(g)
+            total = utils.get_total_norm([p.grad for p in params], norm_type)
+            utils.clip_grads_with_norm_(params, 0.5, total)
+            results.append([total.item()] + [p.grad.numpy().copy() for p in params])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                again = utils.clip_grad_norm(params, 0.1, norm_type, foreach=None)
+            results[-1].append(again.item())
+        for got, want in zip(results[1], results[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert nn.utils.get_total_norm([]).item() == 0.0
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.get_total_norm([oxmera.tensor([float("nan")])], error_if_nonfinite=True)
+    with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+        nn.utils.clip_grad_norm([], 1.0)
