@@ -34,6 +34,8 @@ from oxmera.ops import attention as _attention
 from oxmera.nn import _activation_functions as _activation_functions
 from oxmera.nn import _more_functions as _more_functions
 from oxmera.nn import _loss_functions as _loss_functions
+from oxmera.nn._embedding_functions import *  # noqa: F403
+from oxmera.nn import _embedding_functions as _embedding_functions
 from oxmera.ops import normalization as _normalization
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
@@ -52,7 +54,7 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
 
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
            *_conv.__all__, *_loss.__all__, *_more_functions.__all__, *_normalization.__all__,
-           *_loss_functions.__all__, *_FUNCTIONS]
+           *_loss_functions.__all__, *_embedding_functions.__all__, *_FUNCTIONS]
 
 Tensor = _core.Tensor
 OpError = _core.OpError
@@ -405,7 +407,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     Repeated indices accumulate their gradients; the gradient of row
     ``padding_idx`` stays zero (its output is still that row). ``max_norm``
     renormalizes, in place and as in PyTorch, the picked rows whose
-    ``norm_type``-norm exceeds it.
+    ``norm_type``-norm exceeds it. ``scale_grad_by_freq=True`` divides
+    each row's gradient by the number of times its index occurs in
+    ``input``. ``sparse=True`` (sparse gradients) is not supported.
 
     Examples
     --------
@@ -421,8 +425,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise OpError(f"embedding(): weight must be 2-D (num_embeddings, embedding_dim), got "
                       f"shape {weight.shape}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse are not supported")
+    if sparse:
+        raise NotImplementedError("embedding(): sparse=True (sparse gradients) is not "
+                                  "supported; leave it False for dense gradients")
     num = weight.shape[0]
     if index.size and (index.min() < 0 or index.max() >= num):
         bad = index.min() if index.min() < 0 else index.max()
@@ -446,6 +451,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             weight._bump_version()
     index_tensor = _core._wrap(index)
     out = weight[index_tensor]
+    if scale_grad_by_freq and out.requires_grad:
+        # Each row's gradient divided by how often its index occurs in ``input``; the
+        # values stay exactly weight[input] (out - out.detach() is exactly 0).
+        rows, inverse, counts = np.unique(index, return_inverse=True, return_counts=True)
+        scale = (1.0 / counts[inverse.reshape(index.shape)]).astype(weight.dtype)[..., None]
+        constant = out.detach()
+        out = constant + (out - constant) * _core._wrap(scale)
     if padding_idx is not None:
         padding = _core._wrap((index == padding_idx)[..., None])
         out = where(padding, out.detach(), out)

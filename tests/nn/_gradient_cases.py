@@ -406,3 +406,23 @@ add("ctc_loss",
     ("zero-infinity", _ctc([[1, 1, 1], [2, 1, 0]], [4, 5], [3, 2], zero_infinity=True),
      (Leaf((5, 2, 3)),)),
     ("unbatched", _ctc([1, 2], 4, 2), (Leaf((4, 3)),)))
+# (scale_grad_by_freq is by design not the derivative: tests/nn/test_embedding_bag.py
+# compares it with torch.)
+_BAG = [1, 2, 4, 0, 4, 3, 2]
+_PSW = (0.5, -1.0, 2.0, 1.5, 0.25, 3.0, -0.5)
+add("embedding_bag",
+    ("sum-offsets", lambda w: F.embedding_bag(_index(_BAG), w, _index([0, 2, 2, 5]),
+                                              mode="sum"), (Leaf((5, 3)),)),
+    ("mean-2d", lambda w: F.embedding_bag(_index([[1, 2, 2], [0, 4, 3]]), w), (Leaf((5, 3)),)),
+    ("max", lambda w: F.embedding_bag(_index(_BAG), w, _index([0, 3, 3]), mode="max"),
+     (Leaf((5, 3)),)),
+    ("per-sample-weights", lambda w, p: F.embedding_bag(
+        _index(_BAG), w, _index([0, 4]), mode="sum", per_sample_weights=p),
+     (Leaf((5, 3)), Leaf((7,), values=_PSW))),
+    ("mean-padding-last-offset", lambda w: F.embedding_bag(
+        _index(_BAG), w, _index([0, 3, 6]), padding_idx=2, include_last_offset=True),
+     (Leaf((5, 3)),)),
+    ("size-0-input", lambda w: F.embedding_bag(oxmera.zeros(0, dtype=oxmera.int64), w,
+                                               _index([0, 0]), mode="sum"), (Leaf((5, 3)),)),
+    ("transposed", lambda w: F.embedding_bag(_index(_BAG), w, _index([0, 2])),
+     (T((5, 3)),)))

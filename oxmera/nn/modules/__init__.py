@@ -30,7 +30,7 @@ from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm
                                              LayerNorm, LocalResponseNorm, RMSNorm)
 from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from oxmera.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from oxmera.nn.modules.sparse import Embedding
+from oxmera.nn.modules.sparse import Embedding, EmbeddingBag
 from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
                                            TransformerDecoderLayer, TransformerEncoder,
                                            TransformerEncoderLayer)
@@ -46,7 +46,7 @@ __all__ = [
     "CosineSimilarity", "PairwiseDistance",
     "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
     "InstanceNorm3d", "GroupNorm", "RMSNorm", "LocalResponseNorm",
-    "Embedding",
+    "Embedding", "EmbeddingBag",
     "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
     "TransformerDecoderLayer",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
