@@ -10,7 +10,8 @@ from oxmera.nn.modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink
                                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from oxmera.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,
                                          Sequential)
-from oxmera.nn.modules.conv import Conv1d, Conv2d
+from oxmera.nn.modules.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                                    ConvTranspose3d)
 from oxmera.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from oxmera.nn.modules.dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
                                        FeatureAlphaDropout)
@@ -33,7 +34,7 @@ from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
 __all__ = [
     "Module",
     "Identity", "Linear", "Bilinear",
-    "Conv1d", "Conv2d",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "Flatten", "Unflatten",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
