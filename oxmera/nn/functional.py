@@ -25,6 +25,7 @@ from oxmera.ops.activation import *  # noqa: F403
 from oxmera.ops.attention import *  # noqa: F403
 from oxmera.nn._activation_functions import *  # noqa: F403
 from oxmera.nn._more_functions import *  # noqa: F403
+from oxmera.nn._sampling_functions import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
 from oxmera.ops.conv_transpose import *  # noqa: F403
 from oxmera.ops.fold import *  # noqa: F403
@@ -35,6 +36,7 @@ from oxmera.ops import attention as _attention
 from oxmera.ops import conv_transpose as _conv_transpose, fold as _fold
 from oxmera.nn import _activation_functions as _activation_functions
 from oxmera.nn import _more_functions as _more_functions
+from oxmera.nn import _sampling_functions as _sampling_functions
 from oxmera.ops import normalization as _normalization
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
@@ -53,7 +55,8 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
 
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
            *_conv.__all__, *_conv_transpose.__all__, *_fold.__all__, *_loss.__all__,
-           *_more_functions.__all__, *_normalization.__all__, *_FUNCTIONS]
+           *_more_functions.__all__, *_normalization.__all__, *_sampling_functions.__all__,
+           *_FUNCTIONS]
 
 Tensor = _core.Tensor
 OpError = _core.OpError
