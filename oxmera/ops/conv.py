@@ -244,7 +244,7 @@ def _im2col(windows, groups):
 
 
 def _correlate(x, w, stride, pads, dilation, groups, out_size):
-    """The convolution (a cross-correlation) of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *kernel)."""
+    """The convolution (a cross-correlation) of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *k)."""
     n, o = x.shape[0], w.shape[0]
     size, positions = math.prod(w.shape[1:]), math.prod(out_size)
     dtype = np.result_type(x.dtype, w.dtype)
@@ -266,8 +266,8 @@ def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size).transpose(0, 2, 1)
     gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
     spatial = tuple(input_shape[2:])
-    out = np.zeros((n, channels) + tuple(length + lo + hi for length, (lo, hi) in zip(spatial, pads)),
-                   dtype)
+    padded = tuple(length + lo + hi for length, (lo, hi) in zip(spatial, pads))
+    out = np.zeros((n, channels) + padded, dtype)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
         # (g, K, O/g) @ (n, g, O/g, P): the gradient of the im2col matrix, then col2im.
         cols = np.matmul(wm, gm[chunk]).reshape((-1, channels) + tuple(kernel) + tuple(out_size))
@@ -406,7 +406,7 @@ def _(ctx, grad, input, weight, bias=None, stride=1, padding=0, dilation=1, grou
 
 @op(inputs=3, save=("input", "weight"), promote=True, float_only=True)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """3-D convolution (cross-correlation, as in PyTorch) over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+    """3-D convolution (cross-correlation, as in PyTorch) over ``(N, C, D, H, W)`` or unbatched.
 
     ``weight`` is ``(out_channels, in_channels / groups, kT, kH, kW)``,
     ``bias`` ``(out_channels,)`` or None. ``stride``, ``padding`` and

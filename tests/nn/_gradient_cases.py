@@ -8,6 +8,8 @@ cannot see them, and this list is their gradient test (run by
 entry covers, where the function can take them, a 0-d, a size-0 and a
 non-contiguous input.
 """
+import warnings
+
 import numpy as np
 
 import oxmera
@@ -306,12 +308,22 @@ add("interpolate",
                                                       align_corners=True), (S((1, 1, 3, 3)),)),
     ("linear-size-0-batch", lambda x: F.interpolate(x, size=4, mode="linear"),
      (Leaf((0, 2, 3)),)))
+
+
+def _quietly(fn, **kwargs):
+    """``fn(x, **kwargs)`` without its deprecation warning."""
+    def call(x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(x, **kwargs)
+    return call
+
+
 add("upsample",
-    ("bilinear", lambda x: F.upsample(x, scale_factor=2, mode="bilinear"), (Leaf((1, 1, 2, 2)),)))
-add("upsample_nearest",
-    ("size", lambda x: F.upsample_nearest(x, size=3), (Leaf((1, 1, 2)),)))
+    ("bilinear", _quietly(F.upsample, scale_factor=2, mode="bilinear"), (Leaf((1, 1, 2, 2)),)))
+add("upsample_nearest", ("size", _quietly(F.upsample_nearest, size=3), (Leaf((1, 1, 2)),)))
 add("upsample_bilinear",
-    ("scale", lambda x: F.upsample_bilinear(x, scale_factor=1.5), (T((1, 1, 2, 3)),)))
+    ("scale", _quietly(F.upsample_bilinear, scale_factor=1.5), (T((1, 1, 2, 3)),)))
 add("pixel_shuffle",
     ("batched", lambda x: F.pixel_shuffle(x, 2), (T((2, 8, 2, 3)),)),
     ("no-batch-size-0", lambda x: F.pixel_shuffle(x, 2), (Leaf((4, 0, 2)),)))

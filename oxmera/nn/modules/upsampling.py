@@ -1,4 +1,4 @@
-"""``Upsample``, ``UpsamplingNearest2d`` and ``UpsamplingBilinear2d``: ``F.interpolate`` as layers."""
+"""``Upsample``, ``UpsamplingNearest2d``, ``UpsamplingBilinear2d``: ``F.interpolate`` as layers."""
 from oxmera.nn import functional as F
 from oxmera.nn.modules.module import Module
 
