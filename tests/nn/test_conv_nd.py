@@ -214,7 +214,7 @@ def _padding_cases():
 _MODULE_CASES = _torch_module_cases() + [
     (name, (lambda n, nd=nd, mode=mode, padding=padding: getattr(n, f"Conv{nd}d")(
         2, 4, (2, 3, 2)[:nd] if padding == "same" else 3, padding=padding,
-        padding_mode=mode, dilation=2 if padding == "same" else 1)),
+        padding_mode=mode, dilation=(1, 2, 1)[:nd] if padding == "same" else 1)),
      [(2, 2) + (5, 6, 4)[:nd]]) for name, nd, mode, padding in _padding_cases()]
 
 
