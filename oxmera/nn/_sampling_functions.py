@@ -1,6 +1,6 @@
 """Resampling functions of ``torch.nn.functional``: interpolate (and the deprecated
-upsample, upsample_nearest, upsample_bilinear), pixel_shuffle, pixel_unshuffle
-and channel_shuffle.
+upsample, upsample_nearest, upsample_bilinear), affine_grid and grid_sample,
+pixel_shuffle, pixel_unshuffle and channel_shuffle.
 
 Every one is a composition of recorded ops, so its gradients to any order
 come from their VJPs. Interpolation is separable in every mode: along each
@@ -10,7 +10,13 @@ and ``nearest_*_compute_source_index``, including the float32 arithmetic of
 the nearest modes and the bicubic convolution with A = -0.75) and applied
 with one matmul per dim; the nearest modes pick rows with ``index_select``
 instead. ``antialias=True`` is not supported (NotImplementedError).
+
+``grid_sample`` gathers the input at the integer neighbours of each sampling
+point (``gather``: differentiable in the input) and weights them with
+polynomials of the point's fractional position (differentiable in the grid),
+after PyTorch's unnormalization and border/reflection rules.
 """
+import itertools
 import math
 import numbers
 import warnings
@@ -20,11 +26,12 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.nn._function_utils import as_input
 from oxmera.ops import creation as _creation
+from oxmera.ops.elementwise import remainder, where
 from oxmera.ops.index import index_select
 from oxmera.ops.linalg import matmul
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle"]
+           "pixel_unshuffle", "channel_shuffle", "affine_grid", "grid_sample"]
 
 OpError = _core.OpError
 
@@ -113,6 +120,15 @@ def _cubic_coefficients(t):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
     return far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)
+
+
+def _align_corners_default(align_corners, opname):
+    if align_corners is None:
+        warnings.warn(f"{opname}(): default grid_sample and affine_grid behavior has changed to "
+                      f"align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      f"the old behavior is desired.", stacklevel=3)
+        return False
+    return bool(align_corners)
 
 
 def _cubic_matrix(in_size, out_size, align_corners, scale):
@@ -396,3 +412,212 @@ def channel_shuffle(input, groups):
                       f"{tuple(input.shape)}).")
     out = input.reshape(batch, groups, channels // groups, *rest).transpose(1, 2)
     return out.reshape(batch, channels, *rest)
+
+
+# -- affine_grid and grid_sample ----------------------------------------------------------
+
+def _base_coordinates(size, align_corners):
+    """PyTorch's ``linspace_from_neg_one``: pixel centres (or corners) in [-1, 1]."""
+    if size <= 1:
+        return np.zeros(size)
+    steps = np.linspace(-1.0, 1.0, size)
+    return steps if align_corners else steps * (size - 1) / size
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of a batch of affine maps ``theta``, for ``grid_sample``.
+
+    ``theta`` is ``(N, 2, 3)`` for a 4-D ``size`` ``(N, C, H, W)`` (the grid is
+    ``(N, H, W, 2)``, x then y) or ``(N, 3, 4)`` for a 5-D ``size`` (grid
+    ``(N, D, H, W, 3)``). Coordinates are normalized to [-1, 1], at pixel
+    centres unless ``align_corners``. Differentiable in ``theta``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> identity = oxmera.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> F.affine_grid(identity, (1, 1, 2, 2), align_corners=True)
+    tensor([[[[-1., -1.],
+              [ 1., -1.]],
+    <BLANKLINE>
+             [[-1.,  1.],
+              [ 1.,  1.]]]], dtype=float32)
+    """
+    theta = as_input(theta, "affine_grid")
+    align_corners = _align_corners_default(align_corners, "affine_grid")
+    if theta.dtype.kind != "f":
+        raise ValueError(f"affine_grid(): expected theta to have floating point type, but got "
+                         f"{theta.dtype}")
+    size = tuple(int(n) for n in size)
+    if len(size) not in (4, 5):
+        raise NotImplementedError(f"affine_grid(): only supports 4D and 5D sizes, for 2D and "
+                                  f"3D affine transforms, respectively. Got size {size}.")
+    nd = len(size) - 2
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1):
+        raise ValueError(f"affine_grid(): expected a batch of {nd}D affine matrices of shape "
+                         f"Nx{nd}x{nd + 1} for size {size}. Got {tuple(theta.shape)}.")
+    if min(size) <= 0:
+        raise ValueError(f"affine_grid(): expected non-zero, positive output size. Got {size}")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("affine_grid(): since version 1.3.0, affine_grid behavior has changed for "
+                      "unit-size grids when align_corners=True (such a dim samples the "
+                      "centre, 0). This is not an intended use case of affine_grid.",
+                      stacklevel=2)
+    if theta.shape[0] != size[0]:
+        raise OpError(f"affine_grid(): theta's batch of {theta.shape[0]} does not match size "
+                      f"{size}")
+    spatial = size[2:]
+    # Homogeneous coordinates (x, y[, z], 1) of every output position, x along the last dim.
+    axes = np.meshgrid(*(_base_coordinates(n, align_corners) for n in spatial), indexing="ij")
+    base = np.stack([*axes[::-1], np.ones(spatial)], axis=-1).reshape(-1, nd + 1)
+    base = _creation.as_tensor(base.astype(theta.dtype))
+    grid = matmul(base, theta.transpose(1, 2))
+    return grid.reshape(size[0], *spatial, nd)
+
+
+def _unnormalize(coordinate, size, align_corners):
+    if align_corners:
+        return (coordinate + 1) * ((size - 1) / 2)
+    return ((coordinate + 1) * size - 1) / 2
+
+
+def _reflect(coordinate, twice_low, twice_high):
+    """PyTorch's ``reflect_coordinates``: fold ``coordinate`` into [low, high] by mirroring."""
+    if twice_low == twice_high:
+        return coordinate * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = (coordinate - low).abs()
+    extra = remainder(distance, span)
+    flips = np.floor(distance.detach().numpy() / span)
+    return where(_creation.as_tensor(flips % 2 == 0), extra + low, span - extra + low)
+
+
+def _source_coordinate(coordinate, size, padding_mode, align_corners):
+    """A grid coordinate in input pixels, after the padding mode's border rule."""
+    coordinate = _unnormalize(coordinate, size, align_corners)
+    if padding_mode == "reflection":
+        coordinate = (_reflect(coordinate, 0, 2 * (size - 1)) if align_corners
+                      else _reflect(coordinate, -1, 2 * size - 1))
+    if padding_mode != "zeros":
+        coordinate = coordinate.clamp(0, size - 1)
+    return coordinate
+
+
+def _reflect_array(x, twice_low, twice_high):
+    if twice_low == twice_high:
+        return np.zeros_like(x)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = np.abs(x - low)
+    extra, flips = np.fmod(distance, span), np.floor(distance / span)
+    return np.where(flips % 2 == 0, extra + low, span - extra + low)
+
+
+def _tap_coordinate(tap, size, padding_mode, align_corners):
+    """``compute_coordinates`` of bicubic's integer taps: where each tap reads."""
+    tap = tap.astype(np.float64)
+    if padding_mode == "reflection":
+        tap = (_reflect_array(tap, 0, 2 * (size - 1)) if align_corners
+               else _reflect_array(tap, -1, 2 * size - 1))
+    if padding_mode != "zeros":
+        tap = np.clip(tap, 0, size - 1)
+    return np.trunc(tap).astype(np.int64)
+
+
+def _gather(flat, positions, spatial, batch, channels, out_shape):
+    """``flat`` (N, C, prod(spatial)) at integer ``positions`` (one array per dim), 0 outside."""
+    inside = np.ones(positions[0].shape, bool)
+    linear = np.zeros(positions[0].shape, np.int64)
+    for position, size in zip(positions, spatial):
+        inside &= (position >= 0) & (position < size)
+        linear = linear * size + np.clip(position, 0, size - 1)
+    index = _creation.as_tensor(linear.reshape(batch, 1, -1)).expand(batch, channels, -1)
+    values = flat.gather(2, index).reshape(batch, channels, *out_shape)
+    return values, _creation.as_tensor(inside[:, None].astype(flat.dtype))
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` ``(N, C, H, W)`` (or 5-D) at the points of ``grid`` ``(N, Ho, Wo, 2)``.
+
+    ``grid`` holds normalized (x, y[, z]) in [-1, 1] (pixel centres unless
+    ``align_corners``). ``mode``: ``'bilinear'`` (trilinear for 5-D input),
+    ``'nearest'`` (ties to even, as PyTorch) or ``'bicubic'`` (4-D, A =
+    -0.75); ``padding_mode``: ``'zeros'``, ``'border'`` or ``'reflection'``
+    for points outside. Differentiable in ``input`` and (except ``'nearest'``)
+    in ``grid``, to any order. The gradient of a point exactly on a border
+    clamp is taken from inside (PyTorch takes 0 there).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
+    >>> F.grid_sample(x, oxmera.tensor([[[[0.0, 0.0], [1.0, -1.0]]]]), align_corners=True)
+    tensor([[[[1.5, 1. ]]]], dtype=float32)
+    """
+    input, grid = as_input(input, "grid_sample"), as_input(grid, "grid_sample", "grid")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+                         f"'bicubic', but got: {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: {padding_mode!r}")
+    align_corners = _align_corners_default(align_corners, "grid_sample")
+    if input.ndim not in (4, 5) or grid.ndim != input.ndim:
+        raise OpError(f"grid_sample(): expected 4D or 5D input and grid with same number of "
+                      f"dimensions, but got input with sizes {tuple(input.shape)} and grid with "
+                      f"sizes {tuple(grid.shape)}")
+    nd = input.ndim - 2
+    if grid.shape[-1] != nd:
+        raise OpError(f"grid_sample(): expected grid to have size {nd} in last dimension, but "
+                      f"got grid with sizes {tuple(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise OpError(f"grid_sample(): expected grid and input to have same batch size, but got "
+                      f"input with sizes {tuple(input.shape)} and grid with sizes "
+                      f"{tuple(grid.shape)}")
+    if mode == "bicubic" and nd != 2:
+        raise OpError("grid_sample(): bicubic interpolation only supports 4D input")
+    if 0 in input.shape[2:]:
+        raise OpError(f"grid_sample(): expected input to have non-empty spatial dimensions, but "
+                      f"input has sizes {tuple(input.shape)}")
+    if input.dtype.kind != "f" or grid.dtype.kind != "f":
+        raise TypeError(f"grid_sample(): expected floating point input and grid, got "
+                        f"{input.dtype} and {grid.dtype}")
+    batch, channels, *spatial = input.shape
+    out_shape = tuple(grid.shape[1:-1])
+    flat = input.reshape(batch, channels, -1)
+    # grid[..., 0] is x (the last spatial dim), grid[..., 1] y, grid[..., 2] z.
+    raw = [grid[..., nd - 1 - i] for i in range(nd)]
+    if mode == "bicubic":
+        coordinates = [_unnormalize(c, n, align_corners) for c, n in zip(raw, spatial)]
+    else:
+        coordinates = [_source_coordinate(c, n, padding_mode, align_corners)
+                       for c, n in zip(raw, spatial)]
+    values = [c.detach().numpy() for c in coordinates]
+    if mode == "nearest":
+        out, inside = _gather(flat, [np.rint(v).astype(np.int64) for v in values], spatial,
+                              batch, channels, out_shape)
+        return out * inside
+    lower = [np.floor(v) for v in values]
+    # The fractional positions carry the gradient with respect to the grid.
+    fractions = [(c - _creation.as_tensor(lo.astype(c.dtype))).unsqueeze(1)
+                 for c, lo in zip(coordinates, lower)]
+    lower = [lo.astype(np.int64) for lo in lower]
+    if mode == "bilinear":
+        weights = [((1 - t), t) for t in fractions]
+        offsets = (0, 1)
+    else:
+        weights = [_cubic_coefficients(t) for t in fractions]
+        offsets = (-1, 0, 1, 2)
+    out = None
+    for taps in itertools.product(range(len(offsets)), repeat=nd):
+        positions = [lo + offsets[k] for lo, k in zip(lower, taps)]
+        if mode == "bicubic":
+            positions = [_tap_coordinate(p, n, padding_mode, align_corners)
+                         for p, n in zip(positions, spatial)]
+        gathered, inside = _gather(flat, positions, spatial, batch, channels, out_shape)
+        term = gathered * inside
+        for dim_weights, k in zip(weights, taps):
+            term = term * dim_weights[k]
+        out = term if out is None else out + term
+    return out

@@ -336,3 +336,19 @@ add("channel_shuffle",
 # conv3d is an op (its cases are in tests/ops/_cases_conv_nd.py); one here for the F name.
 add("conv3d", ("groups", lambda x, w: F.conv3d(x, w, groups=2),
                (Leaf((1, 2, 2, 2, 2)), Leaf((2, 1, 1, 2, 2)))))
+for _mode, _padding in (("bilinear", "zeros"), ("bilinear", "reflection"), ("nearest", "border"),
+                        ("bicubic", "zeros"), ("bicubic", "reflection")):
+    add("grid_sample",
+        (f"{_mode}-{_padding}", lambda x, g, m=_mode, p=_padding: F.grid_sample(
+            x, g * 1.3, mode=m, padding_mode=p, align_corners=False),
+         (Leaf((1, 2, 3, 4)), T((1, 2, 3, 2)))))
+add("grid_sample",
+    ("trilinear-border-align-corners", lambda x, g: F.grid_sample(
+        x, g, padding_mode="border", align_corners=True),
+     (S((1, 1, 2, 3, 2)), Leaf((1, 2, 1, 2, 3)))),
+    ("size-0-grid", lambda x, g: F.grid_sample(x, g, align_corners=False),
+     (Leaf((2, 1, 2, 2)), Leaf((2, 0, 3, 2)))))
+add("affine_grid",
+    ("2d", lambda t: F.affine_grid(t, (2, 1, 3, 4), align_corners=False), (T((2, 2, 3)),)),
+    ("3d-align-corners", lambda t: F.affine_grid(t, (1, 2, 2, 3, 2), align_corners=True),
+     (Leaf((1, 3, 4)),)))

@@ -218,3 +218,107 @@ def test_deprecated_upsample_functions_warn_and_interpolate():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         F.interpolate(x, size=(1, 4))
+
+
+# -- affine_grid and grid_sample ---------------------------------------------------------------
+
+def _grid_cases():
+    rng = np.random.default_rng(5)
+    cases = []
+    for nd, mode, padding, corners in itertools.product(
+            (2, 3), ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection"),
+            (False, True)):
+        if nd == 3 and mode == "bicubic":
+            continue
+        for _ in range(2):
+            shape = (2, 3) + tuple(int(n) for n in rng.integers(1, 6, nd))
+            grid = (2,) + tuple(int(n) for n in rng.integers(1, 5, nd)) + (nd,)
+            cases.append((mode, padding, corners, shape, grid))
+    return cases
+
+
+_GRID_CASES = _grid_cases()
+
+
+@pytest.mark.parametrize("mode, padding, corners, shape, grid_shape", _GRID_CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}" for c in _GRID_CASES])
+def test_grid_sample_matches_torch(mode, padding, corners, shape, grid_shape):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(len(shape) + len(grid_shape))
+    x, grid = rng.standard_normal(shape), rng.uniform(-1.6, 1.6, grid_shape)
+    ours = [oxmera.tensor(a, requires_grad=True) for a in (x, grid)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, grid)]
+    out = F.grid_sample(*ours, mode=mode, padding_mode=padding, align_corners=corners)
+    expected = torch.nn.functional.grid_sample(*theirs, mode=mode, padding_mode=padding,
+                                               align_corners=corners)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=0,
+                               atol=1e-12)
+    seed = rng.standard_normal(tuple(out.shape))
+    (out * oxmera.tensor(seed)).sum().backward()
+    (expected * torch.tensor(seed)).sum().backward()
+    for a, b in zip(ours, theirs):
+        got = np.zeros(b.shape) if a.grad is None else a.grad.numpy()
+        np.testing.assert_allclose(got, b.grad.numpy(), rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("size", [(2, 1, 3, 4), (2, 3, 1, 5), (2, 1, 2, 3, 4)])
+@pytest.mark.parametrize("corners", [False, True])
+def test_affine_grid_matches_torch(size, corners):
+    torch = pytest.importorskip("torch")
+    nd = len(size) - 2
+    theta = np.random.default_rng(6).standard_normal((2, nd, nd + 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # unit-size grids with align_corners warn in both
+        ours = F.affine_grid(oxmera.tensor(theta), size, align_corners=corners)
+        theirs = torch.nn.functional.affine_grid(torch.tensor(theta), size,
+                                                 align_corners=corners)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=0, atol=1e-15)
+
+
+def test_identity_affine_grid_samples_the_input_back():
+    x = oxmera.tensor(np.random.default_rng(7).standard_normal((2, 3, 4, 5)))
+    theta = oxmera.tensor(np.tile(np.eye(2, 3), (2, 1, 1)))
+    for corners in (False, True):
+        grid = F.affine_grid(theta, (2, 3, 4, 5), align_corners=corners)
+        for mode in ("bilinear", "nearest", "bicubic"):
+            np.testing.assert_allclose(
+                F.grid_sample(x, grid, mode=mode, align_corners=corners).numpy(), x.numpy(),
+                atol=1e-12)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: F.grid_sample(oxmera.ones(1, 1, 2, 2), oxmera.ones(1, 2, 2, 3),
+                           align_corners=False), RuntimeError,
+     "expected grid to have size 2 in last dimension"),
+    (lambda: F.grid_sample(oxmera.ones(2, 1, 2, 2), oxmera.ones(1, 2, 2, 2),
+                           align_corners=False), RuntimeError, "same batch size"),
+    (lambda: F.grid_sample(oxmera.ones(1, 1, 2, 2), oxmera.ones(1, 2, 2, 2, 2),
+                           align_corners=False), RuntimeError, "same number of dimensions"),
+    (lambda: F.grid_sample(oxmera.ones(1, 1, 2, 2, 2), oxmera.ones(1, 2, 2, 2, 3),
+                           mode="bicubic", align_corners=False), RuntimeError,
+     "bicubic interpolation only supports 4D input"),
+    (lambda: F.grid_sample(oxmera.ones(1, 1, 2, 2), oxmera.ones(1, 2, 2, 2), mode="area"),
+     ValueError, "expected mode to be 'bilinear', 'nearest' or 'bicubic'"),
+    (lambda: F.grid_sample(oxmera.ones(1, 1, 2, 2), oxmera.ones(1, 2, 2, 2),
+                           padding_mode="wrap"), ValueError, "expected padding_mode"),
+    (lambda: F.affine_grid(oxmera.ones(1, 2, 3), (1, 1, 2, 2, 2), align_corners=False),
+     ValueError, r"expected a batch of 3D affine matrices of shape Nx3x4"),
+    (lambda: F.affine_grid(oxmera.ones(1, 2, 3), (1, 2, 3), align_corners=False),
+     NotImplementedError, "only supports 4D and 5D sizes"),
+    (lambda: F.affine_grid(oxmera.ones(1, 2, 3, dtype=oxmera.int64), (1, 1, 2, 2),
+                           align_corners=False), ValueError, "floating point type"),
+    (lambda: F.affine_grid(oxmera.ones(1, 2, 3), (1, 1, 0, 2), align_corners=False),
+     ValueError, "non-zero, positive output size"),
+])
+def test_grid_errors(call, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error, match=match):
+            call()
+
+
+def test_missing_align_corners_warns_and_means_false():
+    x, grid = oxmera.ones(1, 1, 2, 2), oxmera.zeros(1, 1, 1, 2)
+    with pytest.warns(UserWarning, match="align_corners=False"):
+        out = F.grid_sample(x, grid)
+    np.testing.assert_allclose(out.numpy(), F.grid_sample(x, grid, align_corners=False).numpy())
