@@ -31,7 +31,8 @@ from oxmera.ops.index import index_select
 from oxmera.ops.linalg import einsum, matmul
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle", "affine_grid", "grid_sample"]
+           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "affine_grid",
+           "grid_sample"]
 
 OpError = _core.OpError
 
@@ -423,6 +424,19 @@ def channel_shuffle(input, groups):
                       f"{tuple(input.shape)}).")
     out = input.reshape(batch, groups, channels // groups, *rest).transpose(1, 2)
     return out.reshape(batch, channels, *rest)
+
+
+def native_channel_shuffle(input, groups):
+    """``channel_shuffle`` (PyTorch's name for its kernel without the dispatch).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.native_channel_shuffle(oxmera.arange(4.0).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.], dtype=float32)
+    """
+    return channel_shuffle(input, groups)
 
 
 # -- affine_grid and grid_sample ----------------------------------------------------------

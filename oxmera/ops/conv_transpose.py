@@ -1,4 +1,4 @@
-"""Transposed convolutions: conv_transpose1d, conv_transpose2d, conv_transpose3d.
+"""Transposed convolutions (conv_transpose1d/2d/3d) and conv_tbc, composed from the conv ops.
 
 A transposed convolution is the gradient of a convolution with respect to
 its input, so each is :func:`oxmera.ops.conv.conv_input_grad` (plus a
@@ -9,10 +9,10 @@ that longer output with its end padding reduced by as much (a negative
 amount crops), so that it has exactly the input's length.
 """
 from oxmera._core import autograd as _core
-from oxmera.ops.conv import _check_conv_dims, _is_int, _ntuple, conv_input_grad
+from oxmera.ops.conv import _check_conv_dims, _is_int, _ntuple, conv1d, conv_input_grad
 from oxmera.ops.creation import as_tensor
 
-__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc"]
 
 OpError = _core.OpError
 
@@ -147,3 +147,34 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return _conv_transpose(3, "conv_transpose3d", input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution in time-batch-channel layout: ``(T, B, C_in)`` to ``(T', B, C_out)``.
+
+    ``weight`` is ``(kernel, C_in, C_out)``, ``bias`` ``(C_out,)``, ``pad``
+    zeros on both ends of time; ``conv1d`` on the permuted operands, as
+    ``torch.conv_tbc``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.conv_tbc(oxmera.ones(5, 2, 3), oxmera.ones(3, 3, 4), oxmera.zeros(4), 1)[:, 0, 0]
+    tensor([6., 9., 9., 9., 6.], dtype=float32)
+    """
+    input, weight, bias = as_tensor(input), as_tensor(weight), as_tensor(bias)
+    if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise OpError(f"conv_tbc(): expected a 3-D input (time, batch, channels), a 3-D weight "
+                      f"(kernel, in, out) and a 1-D bias, got shapes {tuple(input.shape)}, "
+                      f"{tuple(weight.shape)} and {tuple(bias.shape)}")
+    if input.shape[2] != weight.shape[1]:
+        raise OpError(f"conv_tbc(): input dim 2 (input channels) is not == dim 1 in the weight "
+                      f"tensor: input of shape {tuple(input.shape)}, weight of shape "
+                      f"{tuple(weight.shape)}")
+    if bias.shape[0] != weight.shape[2]:
+        raise OpError(f"conv_tbc(): bias size must equal dim 2 in the weight tensor (output "
+                      f"channels): bias of shape {tuple(bias.shape)}, weight of shape "
+                      f"{tuple(weight.shape)}")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, 1, pad)
+    return out.permute(2, 0, 1)

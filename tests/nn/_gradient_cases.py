@@ -352,3 +352,8 @@ add("affine_grid",
     ("2d", lambda t: F.affine_grid(t, (2, 1, 3, 4), align_corners=False), (T((2, 2, 3)),)),
     ("3d-align-corners", lambda t: F.affine_grid(t, (1, 2, 2, 3, 2), align_corners=True),
      (Leaf((1, 3, 4)),)))
+add("native_channel_shuffle", ("3d", lambda x: F.native_channel_shuffle(x, 2), (T((2, 4, 3)),)))
+add("conv_tbc",
+    ("pad", lambda x, w, b: F.conv_tbc(x, w, b, 1), (Leaf((4, 2, 3)), T((2, 3, 2)), Leaf((2,)))),
+    ("size-0-batch", lambda x, w, b: F.conv_tbc(x, w, b), (Leaf((3, 0, 2)), Leaf((2, 2, 1)),
+                                                           Leaf((1,)))))

@@ -265,3 +265,16 @@ def test_parameter_shapes_and_initialization_match_torch(cls, args):
     fan_in = ox.weight.shape[1] * int(np.prod(ox.weight.shape[2:]))
     assert np.abs(ox.weight.detach().numpy()).max() <= 1 / np.sqrt(fan_in)
     assert np.abs(ox.bias.detach().numpy()).max() <= 1 / np.sqrt(fan_in)
+
+
+def test_conv_tbc_matches_torch_and_checks_shapes():
+    torch = pytest.importorskip("torch")
+    rng = _rng(12)
+    x, w, b = rng.standard_normal((6, 2, 3)), rng.standard_normal((3, 3, 4)), rng.standard_normal(4)
+    ours = F.conv_tbc(oxmera.tensor(x), oxmera.tensor(w), oxmera.tensor(b), 2)
+    theirs = torch.conv_tbc(torch.tensor(x), torch.tensor(w), torch.tensor(b), 2)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="bias size must equal dim 2"):
+        F.conv_tbc(oxmera.tensor(x), oxmera.tensor(w), oxmera.ones(3))
+    with pytest.raises(RuntimeError, match="input channels"):
+        F.conv_tbc(oxmera.tensor(x), oxmera.ones(3, 2, 4), oxmera.tensor(b))
