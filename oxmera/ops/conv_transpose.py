@@ -34,6 +34,10 @@ def transposed_output_size(opname, input_size, kernel, stride, padding, output_p
 def _conv_transpose(nd, opname, input, weight, bias, stride, padding, output_padding, groups,
                     dilation):
     input, weight = as_tensor(input), as_tensor(weight)
+    if weight.ndim != nd + 2:
+        kernel = ", ".join(("kT", "kH", "kW")[3 - nd:]) if nd > 1 else "kL"
+        raise OpError(f"{opname}(): expected a {nd + 2}-D weight (in_channels, out_channels / "
+                      f"groups, {kernel}), got weight of shape {tuple(weight.shape)}")
     _check_conv_dims(nd, opname, input, weight)
     if not _is_int(groups):
         raise TypeError(f"{opname}(): groups must be an int, got {groups!r}")

@@ -135,6 +135,8 @@ def test_conv_transpose_module_output_size_picks_the_output_padding():
      RuntimeError, "not divisible by groups=3"),
     (lambda: F.conv_transpose2d(oxmera.ones(1, 1, 1, 1), oxmera.ones(1, 1, 1, 1), padding=1),
      RuntimeError, "output size per channel .* is too small"),
+    (lambda: F.conv_transpose3d(oxmera.ones(1, 1, 3, 3, 3), oxmera.ones(1, 1, 2, 2)),
+     RuntimeError, r"expected a 5-D weight \(in_channels, out_channels / groups, kT, kH, kW\)"),
     (lambda: F.conv_transpose2d(oxmera.ones(4, 4), oxmera.ones(4, 1, 3, 3)),
      RuntimeError, r"expected a 3-D \(unbatched\) or 4-D \(batched\) input"),
     (lambda: F.conv_transpose2d(oxmera.ones(1, 1, 3, 3), oxmera.ones(1, 1, 2, 2),
