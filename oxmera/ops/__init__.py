@@ -12,6 +12,8 @@ from oxmera.ops import attention
 from oxmera.ops import blas
 from oxmera.ops import construction
 from oxmera.ops import conv
+from oxmera.ops import conv_transpose
+from oxmera.ops import fold
 from oxmera.ops import conversion
 from oxmera.ops import creation
 from oxmera.ops import elementwise
@@ -42,6 +44,8 @@ __all__ = [
     "blas",
     "construction",
     "conv",
+    "conv_transpose",
+    "fold",
     "conversion",
     "creation",
     "elementwise",

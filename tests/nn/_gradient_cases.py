@@ -426,3 +426,99 @@ add("embedding_bag",
                                                _index([0, 0]), mode="sum"), (Leaf((5, 3)),)),
     ("transposed", lambda w: F.embedding_bag(_index(_BAG), w, _index([0, 2])),
      (T((5, 3)),)))
+# -- transposed convolutions, sliding blocks, resampling, shuffles ------------------------
+add("conv_transpose1d",
+    ("stride-output-padding", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1,
+                                                                 output_padding=1),
+     (Leaf((2, 2, 3)), Leaf((2, 3, 3)), Leaf((3,)))),
+    ("dilation-output-padding", lambda x, w: F.conv_transpose1d(x, w, output_padding=1,
+                                                                dilation=2),
+     (Leaf((1, 2, 3)), Leaf((2, 1, 2)))),
+    ("groups-unbatched", lambda x, w: F.conv_transpose1d(x, w, groups=2), (T((4, 3)),
+                                                                            Leaf((4, 1, 2)))),
+    ("size-0-batch", F.conv_transpose1d, (Leaf((0, 2, 3)), Leaf((2, 2, 2)))))
+add("conv_transpose2d",
+    ("geometry", lambda x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 1), padding=(1, 0),
+                                                    output_padding=(1, 0), groups=2,
+                                                    dilation=(1, 2)),
+     (Leaf((1, 4, 2, 3)), Leaf((4, 1, 2, 2)), Leaf((2,)))),
+    ("transposed-weight", lambda x, w: F.conv_transpose2d(x, w, stride=2),
+     (Leaf((2, 2, 2, 2)), T((2, 2, 2, 2)))),
+    ("size-0-batch", F.conv_transpose2d, (Leaf((0, 2, 2, 2)), Leaf((2, 1, 2, 2)))))
+add("conv_transpose3d",
+    ("stride-output-padding", lambda x, w: F.conv_transpose3d(x, w, stride=2, padding=1,
+                                                              output_padding=1),
+     (Leaf((1, 2, 2, 2, 1)), Leaf((2, 1, 2, 2, 2)))),
+    ("unbatched-strided", F.conv_transpose3d, (S((1, 2, 1, 2)), Leaf((1, 2, 1, 2, 2)))),
+    ("size-0-batch", F.conv_transpose3d, (Leaf((0, 1, 2, 2, 2)), Leaf((1, 1, 1, 1, 1)))))
+add("unfold",
+    ("geometry", lambda x: F.unfold(x, (2, 2), dilation=(1, 2), padding=1, stride=2),
+     (T((1, 2, 3, 4)),)),
+    ("size-0", lambda x: F.unfold(x, 2), (Leaf((0, 1, 3, 3)),)))
+add("fold",
+    ("overlap", lambda c: F.fold(c, (3, 4), 2), (S((1, 8, 6)),)),
+    ("size-0", lambda c: F.fold(c, (3, 3), 2), (Leaf((0, 4, 4)),)))
+for _mode, _shape in (("nearest", (1, 2, 3)), ("nearest-exact", (1, 1, 3, 2)),
+                      ("linear", (2, 1, 3)), ("bilinear", (1, 2, 3, 2)),
+                      ("bicubic", (1, 1, 3, 3)), ("trilinear", (1, 1, 2, 2, 3)),
+                      ("area", (1, 2, 5))):
+    _corners = {} if _mode in ("nearest", "nearest-exact", "area") else {"align_corners": False}
+    add("interpolate",
+        (f"{_mode}-scale", lambda x, m=_mode, c=_corners: F.interpolate(
+            x, scale_factor=1.7, mode=m, **c), (Leaf(_shape),)),
+        (f"{_mode}-size", lambda x, m=_mode, c=_corners, n=len(_shape) - 2: F.interpolate(
+            x, size=(2,) * n, mode=m, **c), (T(_shape),)))
+add("interpolate",
+    ("bicubic-align-corners", lambda x: F.interpolate(x, size=(4, 5), mode="bicubic",
+                                                      align_corners=True), (S((1, 1, 3, 3)),)),
+    ("linear-size-0-batch", lambda x: F.interpolate(x, size=4, mode="linear"),
+     (Leaf((0, 2, 3)),)))
+
+
+def _quietly(fn, **kwargs):
+    """``fn(x, **kwargs)`` without its deprecation warning."""
+    def call(x):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(x, **kwargs)
+    return call
+
+
+add("upsample",
+    ("bilinear", _quietly(F.upsample, scale_factor=2, mode="bilinear"), (Leaf((1, 1, 2, 2)),)))
+add("upsample_nearest", ("size", _quietly(F.upsample_nearest, size=3), (Leaf((1, 1, 2)),)))
+add("upsample_bilinear",
+    ("scale", _quietly(F.upsample_bilinear, scale_factor=1.5), (T((1, 1, 2, 3)),)))
+add("pixel_shuffle",
+    ("batched", lambda x: F.pixel_shuffle(x, 2), (T((2, 8, 2, 3)),)),
+    ("no-batch-size-0", lambda x: F.pixel_shuffle(x, 2), (Leaf((4, 0, 2)),)))
+add("pixel_unshuffle",
+    ("batched", lambda x: F.pixel_unshuffle(x, 2), (S((1, 2, 2, 4)),)),
+    ("extra-batch-dims", lambda x: F.pixel_unshuffle(x, 3), (Leaf((2, 1, 1, 3, 3)),)))
+add("channel_shuffle",
+    ("4d", lambda x: F.channel_shuffle(x, 3), (T((2, 6, 2, 1)),)),
+    ("size-0", lambda x: F.channel_shuffle(x, 2), (Leaf((0, 4, 2)),)))
+# conv3d is an op (its cases are in tests/ops/_cases_conv_nd.py); one here for the F name.
+add("conv3d", ("groups", lambda x, w: F.conv3d(x, w, groups=2),
+               (Leaf((1, 2, 2, 2, 2)), Leaf((2, 1, 1, 2, 2)))))
+for _mode, _padding in (("bilinear", "zeros"), ("bilinear", "reflection"), ("nearest", "border"),
+                        ("bicubic", "zeros"), ("bicubic", "reflection")):
+    add("grid_sample",
+        (f"{_mode}-{_padding}", lambda x, g, m=_mode, p=_padding: F.grid_sample(
+            x, g * 1.3, mode=m, padding_mode=p, align_corners=False),
+         (Leaf((1, 2, 3, 4)), T((1, 2, 3, 2)))))
+add("grid_sample",
+    ("trilinear-border-align-corners", lambda x, g: F.grid_sample(
+        x, g, padding_mode="border", align_corners=True),
+     (S((1, 1, 2, 3, 2)), Leaf((1, 2, 1, 2, 3)))),
+    ("size-0-grid", lambda x, g: F.grid_sample(x, g, align_corners=False),
+     (Leaf((2, 1, 2, 2)), Leaf((2, 0, 3, 2)))))
+add("affine_grid",
+    ("2d", lambda t: F.affine_grid(t, (2, 1, 3, 4), align_corners=False), (T((2, 2, 3)),)),
+    ("3d-align-corners", lambda t: F.affine_grid(t, (1, 2, 2, 3, 2), align_corners=True),
+     (Leaf((1, 3, 4)),)))
+add("native_channel_shuffle", ("3d", lambda x: F.native_channel_shuffle(x, 2), (T((2, 4, 3)),)))
+add("conv_tbc",
+    ("pad", lambda x, w, b: F.conv_tbc(x, w, b, 1), (Leaf((4, 2, 3)), T((2, 3, 2)), Leaf((2,)))),
+    ("size-0-batch", lambda x, w, b: F.conv_tbc(x, w, b), (Leaf((3, 0, 2)), Leaf((2, 2, 1)),
+                                                           Leaf((1,)))))

@@ -55,6 +55,7 @@ CANNOT_TAKE = {
     "linalg_inv": {"0-d"}, "linalg_det": {"0-d"}, "linalg_solve": {"0-d"}, "linalg_svd": {"0-d"},
     # convolution and pooling need channel and spatial dimensions
     "conv1d": {"0-d"}, "conv2d": {"0-d"}, "conv_input_grad": {"0-d"}, "conv_weight_grad": {"0-d"},
+    "conv3d": {"0-d"}, "im2col": {"0-d"}, "col2im": {"0-d"},
     "max_pool2d": {"0-d"}, "max_pool2d_backward": {"0-d"}, "max_pool2d_gather": {"0-d"},
     "avg_pool2d": {"0-d"}, "avg_pool2d_backward": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension

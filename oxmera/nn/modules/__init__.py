@@ -10,13 +10,16 @@ from oxmera.nn.modules.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink
                                           Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from oxmera.nn.modules.container import (ModuleDict, ModuleList, ParameterDict, ParameterList,
                                          Sequential)
-from oxmera.nn.modules.conv import Conv1d, Conv2d
+from oxmera.nn.modules.conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                                    ConvTranspose3d)
+from oxmera.nn.modules.channelshuffle import ChannelShuffle
 from oxmera.nn.modules.distance import CosineSimilarity, PairwiseDistance
 from oxmera.nn.modules.dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,
                                        FeatureAlphaDropout)
 from oxmera.nn.modules import padding as _padding
 from oxmera.nn.modules.padding import *  # noqa: F403
 from oxmera.nn.modules.flatten import Flatten, Unflatten
+from oxmera.nn.modules.fold import Fold, Unfold
 from oxmera.nn.modules.linear import Bilinear, Identity, Linear
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
                                     L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
@@ -28,9 +31,11 @@ from oxmera.nn.modules.loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLos
 from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
                                              InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                              LayerNorm, LocalResponseNorm, RMSNorm)
+from oxmera.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from oxmera.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from oxmera.nn.modules.sparse import Embedding, EmbeddingBag
+from oxmera.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
                                            TransformerDecoderLayer, TransformerEncoder,
                                            TransformerEncoderLayer)
@@ -38,9 +43,11 @@ from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
 __all__ = [
     "Module",
     "Identity", "Linear", "Bilinear",
-    "Conv1d", "Conv2d",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "Flatten", "Unflatten",
+    "Fold", "Unfold", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+    "PixelUnshuffle", "ChannelShuffle",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
     *_padding.__all__,
     "CosineSimilarity", "PairwiseDistance",
