@@ -498,6 +498,6 @@ for _function, _example in (
         (zeros, "oxmera.ones(2, dtype=oxmera.int32).new_zeros(2, 3).dtype\n    dtype('int32')"),
         (ones, "oxmera.zeros(1, dtype=oxmera.float64).new_ones(2)\n"
                "    tensor([1., 1.], dtype=float64)"),
-        (empty, "oxmera.zeros(1).new_empty((2, 3)).shape\n    (2, 3)")):
+        (empty, "tuple(oxmera.zeros(1).new_empty((2, 3)).shape)\n    (2, 3)")):
     _registry.add_tensor_attribute(f"new_{_function.__name__}", _new_filled(_function, _example))
 
