@@ -28,11 +28,13 @@ from oxmera.nn._more_functions import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
+from oxmera.ops.pooling import *  # noqa: F403
 from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
 from oxmera.nn import _activation_functions as _activation_functions
 from oxmera.nn import _more_functions as _more_functions
 from oxmera.ops import normalization as _normalization
+from oxmera.ops import pooling as _pooling
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
 from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
@@ -50,6 +52,7 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
 
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
            *_conv.__all__, *_loss.__all__, *_more_functions.__all__, *_normalization.__all__,
+           *_pooling.__all__,
            *_FUNCTIONS]
 
 Tensor = _core.Tensor

@@ -22,6 +22,7 @@ from oxmera.ops import linalg
 from oxmera.ops import loss
 from oxmera.ops import normalization
 from oxmera.ops import pointwise
+from oxmera.ops import pooling
 from oxmera.ops import reduce
 from oxmera.ops import rnn
 from oxmera.ops import sampling
@@ -52,6 +53,7 @@ __all__ = [
     "loss",
     "normalization",
     "pointwise",
+    "pooling",
     "reduce",
     "rnn",
     "sampling",
