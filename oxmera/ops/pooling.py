@@ -509,7 +509,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     >>> import oxmera.nn.functional as F
     >>> x = oxmera.arange(12.0).reshape(1, 3, 4)
     >>> F.adaptive_max_pool2d(x, (2, None))
-    tensor([[[ 8.,  9., 10., 11.],
+    tensor([[[ 4.,  5.,  6.,  7.],
              [ 8.,  9., 10., 11.]]], dtype=float32)
     >>> F.adaptive_max_pool2d(x, 1, return_indices=True)[1]
     tensor([[[11]]], dtype=int64)
@@ -773,9 +773,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     >>> import oxmera.nn.functional as F
     >>> x = oxmera.arange(16.0).reshape(1, 1, 2, 2, 4)
     >>> F.avg_pool3d(x, 2)
-    tensor([[[[[ 8.5, 10.5]]]]], dtype=float32)
+    tensor([[[[[6.5, 8.5]]]]], dtype=float32)
     >>> F.avg_pool3d(x, 2, divisor_override=1)
-    tensor([[[[[68., 84.]]]]], dtype=float32)
+    tensor([[[[[52., 68.]]]]], dtype=float32)
     """
     input = _as_input(input, "avg_pool3d")
     kernel, stride, padding, _, out_size, _ = _pool_geometry(

@@ -23,7 +23,8 @@ from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss
 from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm,
                                              InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                              LayerNorm, LocalResponseNorm, RMSNorm)
-from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from oxmera.nn.modules import pooling as _pooling
+from oxmera.nn.modules.pooling import *  # noqa: F403
 from oxmera.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from oxmera.nn.modules.sparse import Embedding
 from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
@@ -34,7 +35,7 @@ __all__ = [
     "Module",
     "Identity", "Linear", "Bilinear",
     "Conv1d", "Conv2d",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    *_pooling.__all__,
     "Flatten", "Unflatten",
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
     *_padding.__all__,
