@@ -289,7 +289,7 @@ def _pool_op(name, nd, forward):
                 outputs=("values", "indices"))(forward)
 
     @pooled.vjp
-    def _(ctx, grads, input, *args):
+    def _(ctx, grads, input, *args, **kwargs):
         return _scatter_to_input(grads[0], ctx.output[1], ctx.input_shape(0), nd)
 
     return pooled
@@ -610,14 +610,14 @@ def max_unpool(input, indices, output_size):
     volume = math.prod(output_size)
     lead = input.shape[:-nd]
     planes = math.prod(lead)
-    flat = indices.reshape(planes, -1)
+    flat = indices.reshape(planes, math.prod(input.shape[-nd:]))
     if flat.size and (flat.min() < 0 or flat.max() >= volume):
         bad = flat.min() if flat.min() < 0 else flat.max()
         raise OpError(f"{opname}(): found an invalid max index {bad}: output volumes are of size "
                       f"{'x'.join(map(str, output_size))} (input shape {input.shape})")
     out = np.zeros((planes, volume), input.dtype)
     # Advanced assignment with a repeated index keeps the last value.
-    out[np.arange(planes)[:, None], flat] = input.reshape(planes, -1)
+    out[np.arange(planes)[:, None], flat] = input.reshape(flat.shape)
     return out.reshape(lead + output_size)
 
 

@@ -57,6 +57,8 @@ CANNOT_TAKE = {
     "conv1d": {"0-d"}, "conv2d": {"0-d"}, "conv_input_grad": {"0-d"}, "conv_weight_grad": {"0-d"},
     "max_pool2d": {"0-d"}, "max_pool2d_backward": {"0-d"}, "max_pool2d_gather": {"0-d"},
     "avg_pool2d": {"0-d"}, "avg_pool2d_backward": {"0-d"},
+    "max_pool1d": {"0-d"}, "max_pool3d": {"0-d"}, "adaptive_max_pool1d": {"0-d"},
+    "adaptive_max_pool2d": {"0-d"}, "adaptive_max_pool3d": {"0-d"}, "max_unpool": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension
     "unfold_backward": {"0-d"},
 }
