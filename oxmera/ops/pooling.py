@@ -815,9 +815,10 @@ def _adaptive_mean(input, dim, out_size):
     in_size = shape[dim]
     if out_size == in_size:
         return input
+    axis = len(shape) + dim
     if out_size > 0 and in_size % out_size == 0:
-        split = shape[:len(shape) + dim] + (out_size, in_size // out_size) + shape[len(shape) + dim + 1:]
-        return input.reshape(split).mean(len(shape) + dim + 1)
+        split = shape[:axis] + (out_size, in_size // out_size) + shape[axis + 1:]
+        return input.reshape(split).mean(axis + 1)
     matrix = _averaging_matrix(in_size, out_size, input.dtype)
     return (input.movedim(dim, -1) @ matrix.mT).movedim(-1, dim)
 

@@ -158,6 +158,7 @@ add_torch_cases(
     # repeated indices: the last value wins, the gradient gathers for each
     ("2d-repeated", lambda lib, x: _unpool(lib, x, _INDICES_2D % 2, (3, 4), 2),
      (Leaf((2, 1, 2, 2)),)),
-    ("3d-unbatched", lambda lib, x: _unpool(lib, x, _INDICES_2D[:, :, None][0], (2, 2, 3), (2, 1, 2)),
+    ("3d-unbatched", lambda lib, x: _unpool(lib, x, _INDICES_2D[:, :, None][0], (2, 2, 3),
+                                            (2, 1, 2)),
      (Leaf((1, 1, 2, 2)),)),
 )

@@ -17,7 +17,7 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
 
 
 def _tuple(value, n):
-    """PyTorch's ``_single``/``_pair``/``_triple``: an int repeated ``n`` times, a sequence as a tuple."""
+    """PyTorch's ``_single``/``_pair``/``_triple``: an int repeated ``n`` times, or a tuple."""
     if isinstance(value, (tuple, list)):
         return tuple(value)
     return (value,) * n
