@@ -283,9 +283,13 @@ def _scatter_to_input(grad, indices, input_shape, nd):
     return out.reshape(input_shape)
 
 
-def _pool_op(name, nd, forward):
-    """Register ``forward`` as op ``name`` returning ``(values, indices)``, with its VJP."""
-    pooled = op(name, save=(), save_output=True, float_only=not name.startswith("adaptive"),
+def _pool_op(name, nd, forward, float_only):
+    """Register ``forward`` as op ``name`` returning ``(values, indices)``, with its VJP.
+
+    ``float_only``: integer inputs become the default float dtype (as for
+    ``max_pool2d``); otherwise the forward refuses them.
+    """
+    pooled = op(name, save=(), save_output=True, float_only=float_only,
                 outputs=("values", "indices"))(forward)
 
     @pooled.vjp
@@ -334,8 +338,8 @@ def _max_pool3d_forward(input, kernel_size, stride=None, padding=0, dilation=1, 
                              ceil_mode)
 
 
-_max_pool1d_op = _pool_op("max_pool1d", 1, _max_pool1d_forward)
-_max_pool3d_op = _pool_op("max_pool3d", 3, _max_pool3d_forward)
+_max_pool1d_op = _pool_op("max_pool1d", 1, _max_pool1d_forward, float_only=True)
+_max_pool3d_op = _pool_op("max_pool3d", 3, _max_pool3d_forward, float_only=True)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -468,9 +472,12 @@ def _adaptive_max_pool3d_forward(input, output_size):
     return _adaptive_max_forward(3, "adaptive_max_pool3d", input, output_size)
 
 
-_adaptive_max_pool1d_op = _pool_op("adaptive_max_pool1d", 1, _adaptive_max_pool1d_forward)
-_adaptive_max_pool2d_op = _pool_op("adaptive_max_pool2d", 2, _adaptive_max_pool2d_forward)
-_adaptive_max_pool3d_op = _pool_op("adaptive_max_pool3d", 3, _adaptive_max_pool3d_forward)
+_adaptive_max_pool1d_op = _pool_op("adaptive_max_pool1d", 1, _adaptive_max_pool1d_forward,
+                                   float_only=False)
+_adaptive_max_pool2d_op = _pool_op("adaptive_max_pool2d", 2, _adaptive_max_pool2d_forward,
+                                   float_only=False)
+_adaptive_max_pool3d_op = _pool_op("adaptive_max_pool3d", 3, _adaptive_max_pool3d_forward,
+                                   float_only=False)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
