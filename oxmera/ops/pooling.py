@@ -49,6 +49,7 @@ from oxmera.ops.conv import (_is_int, _ntuple, avg_pool2d, max_pool2d, max_pool2
                              max_pool2d_gather)
 from oxmera.ops.creation import as_tensor
 from oxmera.ops.elementwise import relu
+from oxmera.random import numpy_generator
 
 __all__ = ["max_pool1d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool3d",
@@ -56,7 +57,9 @@ __all__ = ["max_pool1d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_wi
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d"]
+           "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
+           "fractional_max_pool2d", "fractional_max_pool3d", "fractional_max_pool2d_with_indices",
+           "fractional_max_pool3d_with_indices"]
 
 OpError = _core.OpError
 Tensor = _core.Tensor
@@ -579,6 +582,221 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     tensor([[[[1]]]], dtype=int64)
     """
     return adaptive_max_pool3d(input, output_size, True)
+
+
+# -- fractional max pooling ---------------------------------------------------------------------
+
+#: Which of a plane's random samples places the windows along each spatial
+#: dim: PyTorch's kernels take sample 0 for W and 1 for H in 2-D, but 0, 1, 2
+#: for T, H, W in 3-D.
+_FRACTIONAL_SAMPLE_OF_DIM = {2: (1, 0), 3: (0, 1, 2)}
+
+
+def _fractional_starts(samples, in_size, out_size, pool_size):
+    """Window starts ``(N, C, out_size)`` along one dim from each plane's sample in [0, 1).
+
+    PyTorch's ``generate_intervals``, in the samples' precision (as its
+    kernel computes in the input's type): window ``i`` starts at
+    ``int((i + u) * alpha) - int(u * alpha)``, ``alpha = (in - pool) / (out - 1)``,
+    and the last one at ``in - pool``.
+    """
+    starts = np.empty(samples.shape + (out_size,), np.int64)
+    if out_size > 1:
+        alpha = samples.dtype.type(in_size - pool_size) / samples.dtype.type(out_size - 1)
+        steps = np.arange(out_size - 1).astype(samples.dtype)
+        starts[..., :-1] = (((steps + samples[..., None]) * alpha).astype(np.int64)
+                            - (samples * alpha).astype(np.int64)[..., None])
+    if out_size > 0:
+        starts[..., -1] = in_size - pool_size
+    return starts
+
+
+def _fractional_max_forward(nd, opname, input, kernel_size, output_size, samples):
+    shape = _check_input_shape(opname, nd, input.shape)
+    kernel = _ntuple(kernel_size, nd, "kernel_size", opname, 1)
+    sizes = _ntuple(output_size, nd, "output_size", opname, 0)
+    # PyTorch's 3-D kernel wants the last window to end before the input does.
+    limit = 0 if nd == 2 else 1
+    for n, k, o in zip(shape[-nd:], kernel, sizes):
+        if o + k - 1 > n - limit:
+            raise OpError(f"{opname}(): kernel_size={kernel} is too large for output_size={sizes} "
+                          f"and input of shape {shape}: each spatial dim needs output + kernel "
+                          f"- 1 {'<=' if nd == 2 else '<'} input")
+    batched = len(shape) == nd + 2
+    x = input if batched else input[None]
+    planes = x.shape[:2]
+    samples = np.asarray(samples)
+    if (samples.ndim != 3 or samples.shape[2] != nd or samples.shape[0] < planes[0]
+            or samples.shape[1] < planes[1]):
+        raise OpError(f"{opname}(): expected _random_samples of shape (N, C, {nd}) = "
+                      f"{planes + (nd,)} for input of shape {shape}, got {samples.shape}")
+    if samples.dtype != input.dtype:
+        raise OpError(f"{opname}(): expected _random_samples of the input's dtype {input.dtype}, "
+                      f"got {samples.dtype}")
+    out_shape = planes + sizes
+    if 0 in sizes:
+        values, indices = np.empty(out_shape, input.dtype), np.empty(out_shape, np.int64)
+    else:
+        spatial = x.shape[2:]
+        samples = samples[:planes[0], :planes[1]]
+        starts = []
+        for d, (n, k, o) in enumerate(zip(spatial, kernel, sizes)):
+            start = _fractional_starts(samples[..., _FRACTIONAL_SAMPLE_OF_DIM[nd][d]], n, o, k)
+            starts.append(start.reshape(planes + (1,) * d + (o,) + (1,) * (nd - d - 1)))
+        positions = list(itertools.product(*(range(k) for k in kernel)))
+        strides = _volume_strides(spatial)
+        volumes = x.reshape(planes + (math.prod(spatial),))
+
+        def tap(k):
+            flat = sum((start + i) * v for start, i, v in zip(starts, positions[k], strides))
+            flat = np.broadcast_to(flat, out_shape)
+            picked = np.take_along_axis(volumes, flat.reshape(planes + (math.prod(sizes),)),
+                                        axis=2)
+            return picked.reshape(out_shape), flat, None
+
+        values, indices = _first_maximum(tap, len(positions))
+    return (values, indices) if batched else (values[0], indices[0])
+
+
+def _fractional_max_pool2d_forward(input, kernel_size, output_size, _random_samples):
+    """The op behind :func:`fractional_max_pool2d`: always ``(values, indices)``.
+
+    Examples
+    --------
+    >>> import numpy as np, oxmera
+    >>> from oxmera.ops.pooling import _fractional_max_pool2d_op
+    >>> samples = np.full((1, 1, 2), 0.5, np.float32)
+    >>> _fractional_max_pool2d_op(oxmera.arange(16.0).reshape(1, 4, 4), 2, 2, samples).indices
+    tensor([[[ 5,  7],
+             [13, 15]]], dtype=int64)
+    """
+    return _fractional_max_forward(2, "fractional_max_pool2d", input, kernel_size, output_size,
+                                   _random_samples)
+
+
+def _fractional_max_pool3d_forward(input, kernel_size, output_size, _random_samples):
+    """The op behind :func:`fractional_max_pool3d`: always ``(values, indices)``.
+
+    Examples
+    --------
+    >>> import numpy as np, oxmera
+    >>> from oxmera.ops.pooling import _fractional_max_pool3d_op
+    >>> samples = np.full((1, 1, 3), 0.5, np.float32)
+    >>> x = oxmera.arange(27.0).reshape(1, 3, 3, 3)
+    >>> _fractional_max_pool3d_op(x, 2, 1, samples).indices
+    tensor([[[[26]]]], dtype=int64)
+    """
+    return _fractional_max_forward(3, "fractional_max_pool3d", input, kernel_size, output_size,
+                                   _random_samples)
+
+
+_fractional_max_pool2d_op = _pool_op("fractional_max_pool2d", 2, _fractional_max_pool2d_forward,
+                                     float_only=True)
+_fractional_max_pool3d_op = _pool_op("fractional_max_pool3d", 3, _fractional_max_pool3d_forward,
+                                     float_only=True)
+
+
+def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, return_indices,
+                         _random_samples):
+    opname = f"fractional_max_pool{nd}d"
+    input = _as_input(input, opname)
+    shape = _check_input_shape(opname, nd, input.shape)
+    if output_size is None:
+        if output_ratio is None:
+            raise ValueError(f"{opname}(): requires specifying either an output_size or an "
+                             f"output_ratio")
+        ratios = tuple(output_ratio) if isinstance(output_ratio, (tuple, list)) else (
+            (output_ratio,) * nd)
+        if len(ratios) != nd:
+            raise ValueError(f"{opname}(): output_ratio must be a number or {nd} numbers, got "
+                             f"{output_ratio!r}")
+        output_size = tuple(int(n * r) for n, r in zip(shape[-nd:], ratios))
+    if _random_samples is None:
+        # One sample per plane and dim, in the input's (floating) dtype.
+        dtype = input.dtype if input.dtype.kind == "f" else np.dtype(_core.get_default_dtype())
+        rng = numpy_generator(None, opname)
+        planes = (shape[0] if len(shape) == nd + 2 else 1, shape[-nd - 1])
+        _random_samples = rng.random(planes + (nd,)).astype(dtype)
+    elif isinstance(_random_samples, Tensor):
+        _random_samples = _random_samples.detach().numpy()
+    pool = _fractional_max_pool2d_op if nd == 2 else _fractional_max_pool3d_op
+    result = pool(input, kernel_size, output_size, _random_samples)
+    return (result.values, result.indices) if return_indices else result.values
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """2-D fractional max pooling (Graham, 2014) over ``(N, C, H, W)`` or ``(C, H, W)`` input.
+
+    Windows of ``kernel_size`` at pseudo-random, increasing offsets, so that
+    the output has ``output_size`` (or ``output_ratio`` times the input size,
+    rounded down). ``_random_samples`` (``(N, C, 2)``, in [0, 1), the input's
+    dtype) places the windows of each plane exactly as PyTorch's kernel
+    does; without it they are drawn from oxmera's default generator. The
+    gradient goes to each window's first maximum (its last NaN).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.arange(25.0).reshape(1, 1, 5, 5)
+    >>> samples = oxmera.full((1, 1, 2), 0.5)
+    >>> F.fractional_max_pool2d(x, 2, output_size=3, _random_samples=samples)
+    tensor([[[[ 6.,  8.,  9.],
+              [16., 18., 19.],
+              [21., 23., 24.]]]], dtype=float32)
+    """
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices,
+                                _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """3-D fractional max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
+
+    As :func:`fractional_max_pool2d`, with ``_random_samples`` of shape
+    ``(N, C, 3)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.arange(64.0).reshape(1, 4, 4, 4)
+    >>> F.fractional_max_pool3d(x, 2, output_ratio=0.5).shape
+    oxmera.Size([1, 2, 2, 2])
+    """
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices,
+                                _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """:func:`fractional_max_pool2d` that always returns ``(values, indices)`` (PyTorch's name).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.fractional_max_pool2d_with_indices(oxmera.ones(1, 3, 3), 2, 1)[1]
+    tensor([[[4]]], dtype=int64)
+    """
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, True,
+                                _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """:func:`fractional_max_pool3d` that always returns ``(values, indices)`` (PyTorch's name).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.fractional_max_pool3d_with_indices(oxmera.ones(1, 3, 3, 3), 2, 1)[1]
+    tensor([[[[13]]]], dtype=int64)
+    """
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, True,
+                                _random_samples)
 
 
 # -- max unpooling ----------------------------------------------------------------------------

@@ -339,3 +339,14 @@ for _n in (1, 2, 3):
          (T((2,) + (3,) * _n, "positive"),)),
         ("inf", lambda x, fn=_lp: fn(x, float("inf"), 2), (Leaf((1, 1) + (2,) * _n, "positive"),)),
         ("size-0", lambda x, fn=_lp: fn(x, 1, 2), (Leaf((0, 1) + (2,) * _n, "positive"),)))
+for _n in (2, 3):
+    _samples = oxmera.tensor(np.random.default_rng(_n).random((2, 2, _n)))
+    add(f"fractional_max_pool{_n}d",
+        ("samples", lambda x, n=_n, u=_samples: getattr(F, f"fractional_max_pool{n}d")(
+            x, 2, 2, _random_samples=u), (Leaf((2, 2) + (_n + 1,) * _n, "distinct"),)),
+        ("size-0", lambda x, n=_n, u=_samples: getattr(F, f"fractional_max_pool{n}d")(
+            x, 1, output_ratio=0.5, _random_samples=u), (Leaf((0, 2) + (2,) * _n),)))
+    add(f"fractional_max_pool{_n}d_with_indices",
+        ("samples", _first(lambda x, n=_n, u=_samples: getattr(
+            F, f"fractional_max_pool{n}d_with_indices")(x, 2, 2, _random_samples=u[:1])),
+         (T((2,) + (_n + 1,) * _n, "distinct"),)))

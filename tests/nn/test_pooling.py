@@ -420,3 +420,97 @@ def test_layers_match_torch(name, args, kwargs, shape):
         return
     x = np.random.default_rng(9).uniform(0.5, 2.0, shape)
     _compare(torch, lambda lib, t: (ours if lib is oxmera else theirs)(t), x)
+
+
+# -- fractional max pooling ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fractional_max_pool_matches_torch_given_the_samples(nd, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(nd)
+    shape = (2, 3) + tuple(int(v) for v in rng.integers(7, 12, nd))
+    x = rng.standard_normal(shape).astype(dtype)
+    samples = rng.random((2, 3, nd)).astype(dtype)
+    kernel = tuple(int(v) for v in rng.integers(1, 4, nd))
+    largest = tuple(n - k + (1 if nd == 2 else 0) for n, k in zip(shape[2:], kernel))
+    for output in ((3,) * nd, largest, (1,) * nd):
+        name = f"fractional_max_pool{nd}d"
+        ours = getattr(F, name)(oxmera.tensor(x), kernel, output, return_indices=True,
+                                _random_samples=oxmera.tensor(samples))
+        theirs = getattr(torch.nn.functional, name)(torch.tensor(x), kernel, output,
+                                                    return_indices=True,
+                                                    _random_samples=torch.tensor(samples))
+        np.testing.assert_array_equal(_np(ours[1]), theirs[1].numpy())
+        np.testing.assert_array_equal(_np(ours[0]), theirs[0].numpy())
+    if dtype == "float64":
+        def fn(lib, t):
+            u = oxmera.tensor(samples[:1]) if lib is oxmera else torch.tensor(samples[:1])
+            return getattr(lib.nn.functional, f"fractional_max_pool{nd}d")(
+                t, 2, output_ratio=(0.5,) * nd, return_indices=True, _random_samples=u)
+        _compare(torch, fn, np.round(x[0] * 2))        # unbatched, with ties
+
+
+def test_fractional_max_pool_draws_its_samples_from_the_default_generator():
+    x = oxmera.randn(2, 3, 9, 8)
+    oxmera.manual_seed(4)
+    first = F.fractional_max_pool2d(x, 3, output_ratio=(0.5, 0.75), return_indices=True)
+    oxmera.manual_seed(4)
+    again = F.fractional_max_pool2d(x, 3, output_ratio=(0.5, 0.75), return_indices=True)
+    assert first[0].shape == (2, 3, 4, 6)
+    np.testing.assert_array_equal(_np(first[1]), _np(again[1]))
+    # each value is the input at its index
+    picked = np.take_along_axis(_np(x).reshape(2, 3, -1), _np(first[1]).reshape(2, 3, -1), 2)
+    np.testing.assert_array_equal(picked.reshape(first[0].shape), _np(first[0]))
+
+
+def test_fractional_max_pool_layers():
+    torch = pytest.importorskip("torch")
+    samples = np.random.default_rng(0).random((1, 2, 3))
+    ours = nn.FractionalMaxPool3d(2, output_size=(2, 3, 2), return_indices=True,
+                                  _random_samples=oxmera.tensor(samples))
+    theirs = torch.nn.FractionalMaxPool3d(2, output_size=(2, 3, 2), return_indices=True,
+                                          _random_samples=torch.tensor(samples))
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["_random_samples"]
+    for attribute in ("kernel_size", "output_size", "output_ratio", "return_indices"):
+        assert getattr(ours, attribute) == getattr(theirs, attribute)
+    x = np.random.default_rng(1).standard_normal((1, 2, 4, 5, 4))
+    _compare(torch, lambda lib, t: (ours if lib is oxmera else theirs)(t), x)
+    assert nn.FractionalMaxPool2d(2, output_ratio=0.5).output_ratio == (0.5, 0.5)
+    assert nn.FractionalMaxPool2d(2, output_size=3).state_dict() == {}
+    for kwargs in ({}, {"output_size": 2, "output_ratio": 0.5}, {"output_ratio": 1.5}):
+        with pytest.raises(ValueError):
+            nn.FractionalMaxPool2d(2, **kwargs)
+        with pytest.raises(ValueError):
+            torch.nn.FractionalMaxPool2d(2, **kwargs)
+
+
+FRACTIONAL_ERRORS = {
+    "kernel-too-large": lambda lib, x, u: lib.nn.functional.fractional_max_pool2d(
+        x, 3, (7, 5), _random_samples=u),
+    "no-size": lambda lib, x, u: lib.nn.functional.fractional_max_pool2d(x, 2),
+    "samples-last-dim": lambda lib, x, u: lib.nn.functional.fractional_max_pool2d(
+        x, 2, 3, _random_samples=u[..., :1]),
+    "samples-batch": lambda lib, x, u: lib.nn.functional.fractional_max_pool2d(
+        x, 2, 3, _random_samples=u[:1]),
+    "samples-dtype": lambda lib, x, u: lib.nn.functional.fractional_max_pool2d(
+        x, 2, 3, _random_samples=u.float()),
+    "empty-channels": lambda lib, x, u: lib.nn.functional.fractional_max_pool2d(
+        x[:, :0], 2, 3, _random_samples=u[:, :0]),
+    "3d-too-large": lambda lib, x, u: lib.nn.functional.fractional_max_pool3d(
+        x, 2, (2, 3, 9)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FRACTIONAL_ERRORS))
+def test_fractional_errors_have_torch_types(name):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 9))
+    u = np.random.default_rng(1).random((2, 3, 2))
+    theirs = _error_type(lambda: FRACTIONAL_ERRORS[name](torch, torch.tensor(x),
+                                                         torch.tensor(u)))
+    ours = _error_type(lambda: FRACTIONAL_ERRORS[name](oxmera, oxmera.tensor(x),
+                                                       oxmera.tensor(u)))
+    assert theirs is not None, f"torch accepts {name}"
+    assert ours is not None and issubclass(ours, theirs), (ours, theirs)

@@ -1,8 +1,8 @@
 """Gradient cases and PyTorch comparisons of the ops of ``oxmera/ops/pooling.py``.
 
-The ops: max_pool1d/3d and adaptive_max_pool1d/2d/3d (each ``(values,
-indices)``), and max_unpool. None takes a 0-d input (test_registry's
-CANNOT_TAKE). Max pooling uses the ``distinct`` domain so no window holds a
+The ops: max_pool1d/3d, adaptive_max_pool1d/2d/3d and fractional_max_pool2d/3d
+(each ``(values, indices)``), and max_unpool. None takes a 0-d input
+(test_registry's CANNOT_TAKE). Max pooling uses the ``distinct`` domain so no window holds a
 tie (a kink, where finite differences mean nothing); ties and NaN are tested
 against torch in ``tests/nn/test_pooling.py``, as are the functions composed
 of these ops and ``avg_pool2d`` (whose gradient cases are in
@@ -12,7 +12,8 @@ import numpy as np
 
 import oxmera
 from oxmera.ops.pooling import (_adaptive_max_pool1d_op, _adaptive_max_pool2d_op,
-                                _adaptive_max_pool3d_op, _max_pool1d_op, _max_pool3d_op,
+                                _adaptive_max_pool3d_op, _fractional_max_pool2d_op,
+                                _fractional_max_pool3d_op, _max_pool1d_op, _max_pool3d_op,
                                 max_unpool)
 
 from ._case_table import S, T, Leaf, add_cases, add_torch_cases
@@ -75,6 +76,32 @@ add_cases(
     ("unbatched", lambda x: _amp3(x, 2), (Leaf((2, 3, 3, 3), "distinct"),)),
     ("size-0", lambda x: _amp3(x, 1), (Leaf((0, 1, 2, 2, 2)),)),
     ("transposed", lambda x: _amp3(x, (1, 2, 2)), (T((1, 2, 2, 3, 3), "distinct"),)),
+)
+
+# -- fractional max pooling ----------------------------------------------------------------------
+
+_fmp2 = _values(_fractional_max_pool2d_op)
+_fmp3 = _values(_fractional_max_pool3d_op)
+# One sample per plane and dim, fixed (the op takes them; F draws them).
+_SAMPLES = np.random.default_rng(11).random((2, 3, 3))
+
+add_cases(
+    "fractional_max_pool2d",
+    ("overlapping", lambda x: _fmp2(x, 2, (3, 4), _SAMPLES[:2, :2, :2]),
+     (Leaf((2, 2, 5, 6), "distinct"),)),
+    ("unbatched", lambda x: _fmp2(x, (2, 1), 2, _SAMPLES[:1, :3, :2]),
+     (Leaf((3, 4, 3), "distinct"),)),
+    ("size-0", lambda x: _fmp2(x, 2, 2, _SAMPLES[:0, :2, :2]), (Leaf((0, 2, 3, 3)),)),
+    ("transposed", lambda x: _fmp2(x, 2, 2, _SAMPLES[:2, :2, :2]),
+     (T((2, 2, 4, 4), "distinct"),)),
+)
+add_cases(
+    "fractional_max_pool3d",
+    ("overlapping", lambda x: _fmp3(x, 2, (2, 3, 2), _SAMPLES[:1, :2]),
+     (Leaf((1, 2, 4, 5, 4), "distinct"),)),
+    ("size-0", lambda x: _fmp3(x, 1, 1, _SAMPLES[:0, :1]), (Leaf((0, 1, 2, 2, 2)),)),
+    ("strided", lambda x: _fmp3(x, (1, 2, 2), 2, _SAMPLES[:1, :2]),
+     (S((2, 3, 4, 4), "distinct"),)),
 )
 
 # -- max_unpool ------------------------------------------------------------------------------------
@@ -161,4 +188,24 @@ add_torch_cases(
     ("3d-unbatched", lambda lib, x: _unpool(lib, x, _INDICES_2D[:, :, None][0], (2, 2, 3),
                                             (2, 1, 2)),
      (Leaf((1, 1, 2, 2)),)),
+)
+
+
+def _fractional(lib, nd, x, kernel_size, output_size, samples):
+    samples = oxmera.tensor(samples) if lib is oxmera else lib.from_numpy(samples)
+    pool = getattr(lib.nn.functional, f"fractional_max_pool{nd}d")
+    return pool(x, kernel_size, output_size, return_indices=True, _random_samples=samples)
+
+
+add_torch_cases(
+    "fractional_max_pool2d",
+    ("batched", lambda lib, x: _fractional(lib, 2, x, (3, 2), (4, 5), _SAMPLES[:, :, :2]),
+     (Leaf((2, 3, 9, 8), "distinct"),)),
+    ("unbatched", lambda lib, x: _fractional(lib, 2, x, 2, 3, _SAMPLES[:1, :, :2]),
+     (Leaf((3, 5, 7), "distinct"),)),
+)
+add_torch_cases(
+    "fractional_max_pool3d",
+    ("batched", lambda lib, x: _fractional(lib, 3, x, (2, 3, 2), (3, 2, 4), _SAMPLES),
+     (Leaf((2, 3, 5, 6, 7), "distinct"),)),
 )

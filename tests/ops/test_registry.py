@@ -59,6 +59,7 @@ CANNOT_TAKE = {
     "avg_pool2d": {"0-d"}, "avg_pool2d_backward": {"0-d"},
     "max_pool1d": {"0-d"}, "max_pool3d": {"0-d"}, "adaptive_max_pool1d": {"0-d"},
     "adaptive_max_pool2d": {"0-d"}, "adaptive_max_pool3d": {"0-d"}, "max_unpool": {"0-d"},
+    "fractional_max_pool2d": {"0-d"}, "fractional_max_pool3d": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension
     "unfold_backward": {"0-d"},
 }

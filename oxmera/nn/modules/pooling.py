@@ -4,8 +4,7 @@ Each layer keeps its arguments as PyTorch's does (the same attribute names,
 the same normalisation: ``AvgPool1d`` and the unpooling layers store tuples,
 the others what they were given, ``stride`` defaulting to ``kernel_size``)
 and calls the function of ``oxmera.nn.functional`` of the same name, where
-the computation and the argument checks live. ``FractionalMaxPool2d``/``3d``
-are not implemented.
+the computation and the argument checks live.
 """
 from oxmera.nn import functional as F
 from oxmera.nn.modules.module import Module
@@ -13,7 +12,8 @@ from oxmera.nn.modules.module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 def _tuple(value, n):
@@ -479,3 +479,68 @@ class LPPool3d(_LPPoolNd):
     """
 
     _pool = staticmethod(F.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _pool = None
+    _dims = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        n, name = self._dims, type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             f"ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError(f"{name}: only one of output_size and output_ratio may be specified")
+        self.kernel_size = _tuple(kernel_size, n)
+        self.return_indices = return_indices
+        # A buffer, as in PyTorch (None, the default, is not in the state_dict).
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _tuple(output_ratio, n) if output_ratio is not None else None
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (got "
+                             f"{output_ratio})")
+
+    def forward(self, input):
+        return type(self)._pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                                self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling (``F.fractional_max_pool2d``).
+
+    Windows of ``kernel_size`` at pseudo-random offsets give an output of
+    ``output_size``, or ``output_ratio`` (in (0, 1)) times the input size;
+    ``_random_samples`` (a buffer, ``(N, C, 2)``) fixes the offsets, else
+    each call draws them from oxmera's default generator.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> pool = nn.FractionalMaxPool2d(3, output_ratio=0.5)
+    >>> pool(oxmera.randn(2, 3, 10, 8)).shape
+    oxmera.Size([2, 3, 5, 4])
+    """
+
+    _pool = staticmethod(F.fractional_max_pool2d)
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling (``F.fractional_max_pool3d``); samples ``(N, C, 3)``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> pool = nn.FractionalMaxPool3d(2, output_size=(3, 2, 4), return_indices=True)
+    >>> pool(oxmera.randn(3, 5, 4, 6))[1].shape
+    oxmera.Size([3, 3, 2, 4])
+    """
+
+    _pool = staticmethod(F.fractional_max_pool3d)
+    _dims = 3
