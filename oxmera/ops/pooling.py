@@ -3,12 +3,14 @@
 Everything public here is a name of ``oxmera.nn.functional``, as in PyTorch.
 The ops of this module:
 
-- ``max_pool1d`` and ``max_pool3d`` (and the adaptive ``adaptive_max_pool1d``
-  / ``2d`` / ``3d``) return ``(values, indices)``; the forward reduces a
-  NumPy window view one window position at a time, as ``conv.max_pool2d``
-  does, in any number of spatial dims. The indices are flat within each
-  spatial volume (PyTorch's); the gradient goes to the first maximum of a
-  window in window order (PyTorch's tie rule), or to its last NaN.
+- ``max_pool1d`` and ``max_pool3d``, ``adaptive_max_pool1d``/``2d``/``3d``
+  and ``fractional_max_pool2d``/``3d`` return ``(values, indices)``. The
+  fixed-window forward reduces a NumPy window view one window position at a
+  time, as ``conv.max_pool2d`` does, in any number of spatial dims; the
+  adaptive and fractional ones gather each window position's elements by
+  index (their windows are not evenly spaced). The indices are flat within
+  each spatial volume (PyTorch's); the gradient goes to the first maximum of
+  a window in window order (PyTorch's tie rule), or to its last NaN.
 - ``max_unpool`` puts values at such indices into zeros.
 
 Their VJPs are written with ``conv.max_pool2d_backward`` (a scatter-add by
@@ -31,10 +33,9 @@ Composed from ops (no VJP of their own):
   ``avg_pool`` (and ``max_pool`` for an infinite norm).
 
 Arguments are checked here, naming the function, before any op runs, so a
-composed function never fails inside the op it calls. ``FractionalMaxPool``
-is not implemented. Integer inputs of the fixed-window pools become the
-default float dtype, as for ``max_pool2d``; the adaptive ones refuse them
-(NotImplementedError, as PyTorch).
+composed function never fails inside the op it calls. Integer inputs of the fixed-window pools become the
+default float dtype, as for ``max_pool2d`` (PyTorch keeps them, or refuses);
+the adaptive ones refuse them (NotImplementedError, as PyTorch).
 """
 import functools
 import itertools
