@@ -72,8 +72,8 @@ def _check_input_shape(opname, nd, shape):
     """An ``(N, C, *spatial)`` or ``(C, *spatial)`` shape, every dim but the batch non-empty."""
     shape = tuple(shape)
     if len(shape) not in (nd + 1, nd + 2):
-        raise OpError(f"{opname}(): expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
-                      f"input, got input of shape {shape}")
+        raise OpError(f"{opname}(): expected a {nd + 1}-D or {nd + 2}-D input (unbatched or "
+                      f"batched), got input of shape {shape}")
     if 0 in shape[len(shape) - nd - 1:]:
         raise OpError(f"{opname}(): expected the input's non-batch dims to be non-empty, got "
                       f"input of shape {shape}")
@@ -1051,7 +1051,9 @@ def _adaptive_mean(input, dim, out_size):
 
 def _adaptive_avg_pool(nd, input, output_size):
     opname = f"adaptive_avg_pool{nd}d"
-    input = _as_input(input, opname)
+    if not isinstance(input, Tensor):
+        # PyTorch's TypeError (the pools that are ops take arrays, as every op does)
+        raise TypeError(f"{opname}(): expected a Tensor input, got {type(input).__name__}")
     _check_float(opname, input)
     sizes = _adaptive_sizes(opname, nd, input.shape, output_size)
     # An average over a box is the average, along one dim, of the averages along the others.
