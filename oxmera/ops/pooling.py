@@ -33,9 +33,10 @@ Composed from ops (no VJP of their own):
   ``avg_pool`` (and ``max_pool`` for an infinite norm).
 
 Arguments are checked here, naming the function, before any op runs, so a
-composed function never fails inside the op it calls. Integer inputs of the fixed-window pools become the
-default float dtype, as for ``max_pool2d`` (PyTorch keeps them, or refuses);
-the adaptive ones refuse them (NotImplementedError, as PyTorch).
+composed function never fails inside the op it calls. Integer inputs of the
+fixed-window pools become the default float dtype, as for ``max_pool2d``
+(PyTorch keeps them, or refuses); the adaptive ones refuse them
+(NotImplementedError, as PyTorch).
 """
 import functools
 import itertools
