@@ -316,7 +316,7 @@ def _as_input(value, opname):
 # -- max pooling ------------------------------------------------------------------------------
 
 def _max_pool1d_forward(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    """The op behind :func:`max_pool1d`: always ``(values, indices)``.
+    """The op behind ``max_pool1d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -330,7 +330,7 @@ def _max_pool1d_forward(input, kernel_size, stride=None, padding=0, dilation=1, 
 
 
 def _max_pool3d_forward(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    """The op behind :func:`max_pool3d`: always ``(values, indices)``.
+    """The op behind ``max_pool3d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -354,7 +354,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     ``stride`` defaults to ``kernel_size``; the ``-inf`` padding (at most half
     the kernel) never wins a window; ``ceil_mode`` adds a last, partial window
     where PyTorch does. With ``return_indices`` also returns each maximum's
-    index along L (for :func:`max_unpool1d`). The gradient goes to the first
+    index along L (for ``max_unpool1d``). The gradient goes to the first
     maximum of each window (PyTorch's tie rule), or to its last NaN. A dilated
     window holding padding only is an error (PyTorch returns -inf there).
 
@@ -376,7 +376,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
 
-    As :func:`max_pool1d`, with ints or triples for ``kernel_size``,
+    As ``max_pool1d``, with ints or triples for ``kernel_size``,
     ``stride``, ``padding`` and ``dilation``; the indices are flat within
     each ``(D, H, W)`` volume, as PyTorch returns them.
 
@@ -396,7 +396,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
-    """:func:`max_pool1d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``max_pool1d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -424,7 +424,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
-    """:func:`max_pool3d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``max_pool3d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -439,7 +439,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 # -- adaptive max pooling -----------------------------------------------------------------------
 
 def _adaptive_max_pool1d_forward(input, output_size):
-    """The op behind :func:`adaptive_max_pool1d`: always ``(values, indices)``.
+    """The op behind ``adaptive_max_pool1d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -452,7 +452,7 @@ def _adaptive_max_pool1d_forward(input, output_size):
 
 
 def _adaptive_max_pool2d_forward(input, output_size):
-    """The op behind :func:`adaptive_max_pool2d`: always ``(values, indices)``.
+    """The op behind ``adaptive_max_pool2d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -465,7 +465,7 @@ def _adaptive_max_pool2d_forward(input, output_size):
 
 
 def _adaptive_max_pool3d_forward(input, output_size):
-    """The op behind :func:`adaptive_max_pool3d`: always ``(values, indices)``.
+    """The op behind ``adaptive_max_pool3d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -512,7 +512,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """2-D max pooling to a fixed output size, over ``(N, C, H, W)`` or ``(C, H, W)`` input.
 
     ``output_size`` is an int or a pair (``None`` keeps that input size); the
-    windows along each dim are :func:`adaptive_max_pool1d`'s, and the indices
+    windows along each dim are ``adaptive_max_pool1d``'s, and the indices
     flat within each ``(H, W)`` plane.
 
     Examples
@@ -548,7 +548,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
-    """:func:`adaptive_max_pool1d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``adaptive_max_pool1d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -561,7 +561,7 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
-    """:func:`adaptive_max_pool2d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``adaptive_max_pool2d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -574,7 +574,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
-    """:func:`adaptive_max_pool3d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``adaptive_max_pool3d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -661,7 +661,7 @@ def _fractional_max_forward(nd, opname, input, kernel_size, output_size, samples
 
 
 def _fractional_max_pool2d_forward(input, kernel_size, output_size, _random_samples):
-    """The op behind :func:`fractional_max_pool2d`: always ``(values, indices)``.
+    """The op behind ``fractional_max_pool2d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -677,7 +677,7 @@ def _fractional_max_pool2d_forward(input, kernel_size, output_size, _random_samp
 
 
 def _fractional_max_pool3d_forward(input, kernel_size, output_size, _random_samples):
-    """The op behind :func:`fractional_max_pool3d`: always ``(values, indices)``.
+    """The op behind ``fractional_max_pool3d``: always ``(values, indices)``.
 
     Examples
     --------
@@ -756,7 +756,7 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
                           return_indices=False, _random_samples=None):
     """3-D fractional max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
 
-    As :func:`fractional_max_pool2d`, with ``_random_samples`` of shape
+    As ``fractional_max_pool2d``, with ``_random_samples`` of shape
     ``(N, C, 3)``.
 
     Examples
@@ -773,7 +773,7 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
-    """:func:`fractional_max_pool2d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``fractional_max_pool2d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -788,7 +788,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
 
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
-    """:func:`fractional_max_pool3d` that always returns ``(values, indices)`` (PyTorch's name).
+    """``fractional_max_pool3d`` that always returns ``(values, indices)`` (PyTorch's name).
 
     Examples
     --------
@@ -807,8 +807,8 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
 def max_unpool(input, indices, output_size):
     """``input``'s values put at ``indices`` into zeros whose spatial size is ``output_size``.
 
-    The op behind :func:`max_unpool1d`, :func:`max_unpool2d` and
-    :func:`max_unpool3d`: ``input`` and the int64 ``indices`` are
+    The op behind ``max_unpool1d``, ``max_unpool2d`` and
+    ``max_unpool3d``: ``input`` and the int64 ``indices`` are
     ``(N, C, *spatial)`` or ``(C, *spatial)``, the indices flat within each
     output volume of ``output_size`` (``len(output_size)`` spatial dims), as
     the max poolings return them. Where an index repeats, the last value
@@ -889,7 +889,7 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """The partial inverse of :func:`max_pool1d`: each value put back at its index, zeros elsewhere.
+    """The partial inverse of ``max_pool1d``: each value put back at its index, zeros elsewhere.
 
     ``input`` and ``indices`` (int64) are ``(N, C, L)`` or ``(C, L)``, as
     ``max_pool1d(..., return_indices=True)`` returns them. The output length is
@@ -913,7 +913,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool2d``: each value put back at its index, zeros elsewhere.
 
-    As :func:`max_unpool1d`, over ``(N, C, H, W)`` or ``(C, H, W)``, the
+    As ``max_unpool1d``, over ``(N, C, H, W)`` or ``(C, H, W)``, the
     indices flat within each ``(H_out, W_out)`` plane.
 
     Examples
@@ -929,9 +929,9 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """The partial inverse of :func:`max_pool3d`: each value put back at its index, zeros elsewhere.
+    """The partial inverse of ``max_pool3d``: each value put back at its index, zeros elsewhere.
 
-    As :func:`max_unpool1d`, over ``(N, C, D, H, W)`` or ``(C, D, H, W)``,
+    As ``max_unpool1d``, over ``(N, C, D, H, W)`` or ``(C, D, H, W)``,
     the indices flat within each output volume.
 
     Examples
@@ -1083,7 +1083,7 @@ def adaptive_avg_pool2d(input, output_size):
     """2-D average pooling to a fixed output size, over ``(N, C, H, W)`` or ``(C, H, W)``.
 
     ``output_size`` is an int or a pair (``None`` keeps that input size); the
-    windows along each dim are :func:`adaptive_avg_pool1d`'s. An output size
+    windows along each dim are ``adaptive_avg_pool1d``'s. An output size
     of 1 is global average pooling.
 
     Examples
@@ -1153,7 +1153,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """2-D power-average pooling over ``(N, C, H, W)`` or ``(C, H, W)`` input.
 
-    As :func:`lp_pool1d`, from ``avg_pool2d``.
+    As ``lp_pool1d``, from ``avg_pool2d``.
 
     Examples
     --------
@@ -1168,7 +1168,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """3-D power-average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input.
 
-    As :func:`lp_pool1d`, from :func:`avg_pool3d`.
+    As ``lp_pool1d``, from ``avg_pool3d``.
 
     Examples
     --------
