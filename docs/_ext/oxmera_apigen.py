@@ -66,6 +66,7 @@ SECTIONS = {
     "oxmera.ops.activation": "Activations",
     "oxmera.ops.normalization": "Normalization",
     "oxmera.ops.conv": "Convolution and pooling",
+    "oxmera.ops.pooling": "Pooling",
     "oxmera.ops.loss": "Losses",
     "oxmera.autograd.engine": "Computing gradients",
     "oxmera.autograd.grad_mode": "Grad mode",

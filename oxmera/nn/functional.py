@@ -32,6 +32,7 @@ from oxmera.ops.conv_transpose import *  # noqa: F403
 from oxmera.ops.fold import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
+from oxmera.ops.pooling import *  # noqa: F403
 from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
 from oxmera.ops import conv_transpose as _conv_transpose, fold as _fold
@@ -42,6 +43,7 @@ from oxmera.nn._embedding_functions import *  # noqa: F403
 from oxmera.nn import _embedding_functions as _embedding_functions
 from oxmera.nn import _sampling_functions as _sampling_functions
 from oxmera.ops import normalization as _normalization
+from oxmera.ops import pooling as _pooling
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
 from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
@@ -60,7 +62,8 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
            *_conv.__all__, *_conv_transpose.__all__, *_fold.__all__, *_loss.__all__,
            *_more_functions.__all__, *_normalization.__all__, *_sampling_functions.__all__,
-           *_loss_functions.__all__, *_embedding_functions.__all__, *_FUNCTIONS]
+           *_loss_functions.__all__, *_embedding_functions.__all__, *_pooling.__all__,
+           *_FUNCTIONS]
 
 Tensor = _core.Tensor
 OpError = _core.OpError

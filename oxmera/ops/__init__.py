@@ -24,6 +24,7 @@ from oxmera.ops import linalg
 from oxmera.ops import loss
 from oxmera.ops import normalization
 from oxmera.ops import pointwise
+from oxmera.ops import pooling
 from oxmera.ops import reduce
 from oxmera.ops import rnn
 from oxmera.ops import sampling
@@ -56,6 +57,7 @@ __all__ = [
     "loss",
     "normalization",
     "pointwise",
+    "pooling",
     "reduce",
     "rnn",
     "sampling",

@@ -522,3 +522,92 @@ add("conv_tbc",
     ("pad", lambda x, w, b: F.conv_tbc(x, w, b, 1), (Leaf((4, 2, 3)), T((2, 3, 2)), Leaf((2,)))),
     ("size-0-batch", lambda x, w, b: F.conv_tbc(x, w, b), (Leaf((3, 0, 2)), Leaf((2, 2, 1)),
                                                            Leaf((1,)))))
+# -- pooling (oxmera/ops/pooling.py): the wrappers of its ops and the composed functions -------
+
+def _first(fn):
+    return lambda *args: fn(*args)[0]
+
+
+add("max_pool1d",
+    ("return-indices", lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True)[0],
+     (Leaf((2, 2, 7), "distinct"),)),
+    ("transposed", lambda x: F.max_pool1d(x, 2, ceil_mode=True), (T((2, 5), "distinct"),)))
+add("max_pool3d",
+    ("return-indices", lambda x: F.max_pool3d(x, 2, 1, return_indices=True)[0],
+     (Leaf((1, 2, 2, 3, 3), "distinct"),)),
+    ("size-0", lambda x: F.max_pool3d(x, (1, 2, 2)), (Leaf((0, 1, 2, 2, 2)),)))
+for _n in (1, 2, 3):
+    add(f"max_pool{_n}d_with_indices",
+        ("plain", _first(lambda x, n=_n: getattr(F, f"max_pool{n}d_with_indices")(x, 2)),
+         (S((1, 2) + (2,) * _n, "distinct"),)))
+    add(f"adaptive_max_pool{_n}d",
+        ("uneven", lambda x, n=_n: getattr(F, f"adaptive_max_pool{n}d")(x, 2),
+         (Leaf((2,) + (3,) * _n, "distinct"),)),
+        ("size-0", lambda x, n=_n: getattr(F, f"adaptive_max_pool{n}d")(x, 1, True)[0],
+         (Leaf((0, 1) + (2,) * _n),)))
+    add(f"adaptive_max_pool{_n}d_with_indices",
+        ("plain", _first(lambda x, n=_n: getattr(F, f"adaptive_max_pool{n}d_with_indices")(x, 2)),
+         (T((1, 2) + (3,) * _n, "distinct"),)))
+add("avg_pool1d",
+    ("plain", lambda x: F.avg_pool1d(x, 2), (Leaf((2, 2, 6)),)),
+    ("exclude-pad-ceil", lambda x: F.avg_pool1d(x, 3, 2, 1, True, False), (Leaf((1, 2, 6)),)),
+    ("unbatched", lambda x: F.avg_pool1d(x, 2, 1), (T((3, 4)),)),
+    ("size-0", lambda x: F.avg_pool1d(x, 2), (Leaf((0, 2, 4)),)))
+add("avg_pool3d",
+    ("plain", lambda x: F.avg_pool3d(x, 2), (Leaf((1, 2, 2, 4, 4)),)),
+    ("padding-ceil-exclude", lambda x: F.avg_pool3d(x, (3, 2, 3), (2, 1, 2), (1, 1, 0), True,
+                                                    False),
+     (Leaf((1, 1, 4, 3, 5)),)),
+    ("divisor-override", lambda x: F.avg_pool3d(x, 2, 1, 1, divisor_override=3),
+     (Leaf((1, 2, 3, 2)),)),
+    ("size-0", lambda x: F.avg_pool3d(x, 2), (Leaf((0, 1, 2, 2, 2)),)),
+    ("strided", lambda x: F.avg_pool3d(x, (1, 2, 2)), (S((1, 2, 2, 2, 4)),)))
+for _n in (1, 2, 3):
+    add(f"adaptive_avg_pool{_n}d",
+        ("divides", lambda x, n=_n: getattr(F, f"adaptive_avg_pool{n}d")(x, 2),
+         (Leaf((1, 2) + (4,) * _n),)),
+        ("overlapping", lambda x, n=_n: getattr(F, f"adaptive_avg_pool{n}d")(x, 3),
+         (T((2,) + (4,) * _n),)),
+        ("size-0", lambda x, n=_n: getattr(F, f"adaptive_avg_pool{n}d")(x, 2),
+         (Leaf((0, 1) + (3,) * _n),)))
+
+
+def _pooled_indices(n, shape, kernel):
+    """Indices as ``max_pool<n>d`` gives them (distinct values, so no tie), for unpooling."""
+    values = np.random.default_rng(n).permutation(int(np.prod(shape))).reshape(shape)
+    pool = getattr(F, f"max_pool{n}d")
+    return pool(oxmera.tensor(values.astype(np.float64)), kernel, return_indices=True)[1]
+
+
+_UNPOOL_INDICES = {1: _pooled_indices(1, (2, 2, 7), 2), 2: _pooled_indices(2, (1, 2, 4, 5), 2),
+                   3: _pooled_indices(3, (2, 2, 2, 4), (1, 2, 2))}
+add("max_unpool1d",
+    ("output-size", lambda x: F.max_unpool1d(x, _UNPOOL_INDICES[1], 2, output_size=(7,)),
+     (Leaf((2, 2, 3)),)),
+    ("transposed", lambda x: F.max_unpool1d(x, _UNPOOL_INDICES[1], 2), (T((2, 2, 3)),)))
+add("max_unpool2d",
+    ("output-size", lambda x: F.max_unpool2d(x, _UNPOOL_INDICES[2], 2, output_size=(1, 2, 4, 5)),
+     (Leaf((1, 2, 2, 2)),)),
+    ("size-0", lambda x: F.max_unpool2d(x, _UNPOOL_INDICES[2][:0], 2), (Leaf((0, 2, 2, 2)),)))
+add("max_unpool3d",
+    ("unbatched", lambda x: F.max_unpool3d(x, _UNPOOL_INDICES[3], (1, 2, 2)),
+     (S((2, 2, 1, 2)),)))
+for _n in (1, 2, 3):
+    _lp = getattr(F, f"lp_pool{_n}d")
+    add(f"lp_pool{_n}d",
+        ("p2", lambda x, fn=_lp: fn(x, 2, 2), (Leaf((1, 2) + (4,) * _n, "positive"),)),
+        ("p3-stride-ceil", lambda x, fn=_lp: fn(x, 3.0, 2, 1, True),
+         (T((2,) + (3,) * _n, "positive"),)),
+        ("inf", lambda x, fn=_lp: fn(x, float("inf"), 2), (Leaf((1, 1) + (2,) * _n, "positive"),)),
+        ("size-0", lambda x, fn=_lp: fn(x, 1, 2), (Leaf((0, 1) + (2,) * _n, "positive"),)))
+for _n in (2, 3):
+    _samples = oxmera.tensor(np.random.default_rng(_n).random((2, 2, _n)))
+    add(f"fractional_max_pool{_n}d",
+        ("samples", lambda x, n=_n, u=_samples: getattr(F, f"fractional_max_pool{n}d")(
+            x, 2, 2, _random_samples=u), (Leaf((2, 2) + (_n + 1,) * _n, "distinct"),)),
+        ("size-0", lambda x, n=_n, u=_samples: getattr(F, f"fractional_max_pool{n}d")(
+            x, 1, output_ratio=0.5, _random_samples=u), (Leaf((0, 2) + (2,) * _n),)))
+    add(f"fractional_max_pool{_n}d_with_indices",
+        ("samples", _first(lambda x, n=_n, u=_samples: getattr(
+            F, f"fractional_max_pool{n}d_with_indices")(x, 2, 2, _random_samples=u[:1])),
+         (T((2,) + (_n + 1,) * _n, "distinct"),)))

@@ -58,6 +58,9 @@ CANNOT_TAKE = {
     "conv3d": {"0-d"}, "im2col": {"0-d"}, "col2im": {"0-d"},
     "max_pool2d": {"0-d"}, "max_pool2d_backward": {"0-d"}, "max_pool2d_gather": {"0-d"},
     "avg_pool2d": {"0-d"}, "avg_pool2d_backward": {"0-d"},
+    "max_pool1d": {"0-d"}, "max_pool3d": {"0-d"}, "adaptive_max_pool1d": {"0-d"},
+    "adaptive_max_pool2d": {"0-d"}, "adaptive_max_pool3d": {"0-d"}, "max_unpool": {"0-d"},
+    "fractional_max_pool2d": {"0-d"}, "fractional_max_pool3d": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension
     "unfold_backward": {"0-d"},
 }

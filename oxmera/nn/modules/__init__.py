@@ -32,7 +32,8 @@ from oxmera.nn.modules.normalization import (BatchNorm1d, BatchNorm2d, BatchNorm
                                              InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                                              LayerNorm, LocalResponseNorm, RMSNorm)
 from oxmera.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
-from oxmera.nn.modules.pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from oxmera.nn.modules import pooling as _pooling
+from oxmera.nn.modules.pooling import *  # noqa: F403
 from oxmera.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from oxmera.nn.modules.sparse import Embedding, EmbeddingBag
 from oxmera.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
@@ -44,7 +45,7 @@ __all__ = [
     "Module",
     "Identity", "Linear", "Bilinear",
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    *_pooling.__all__,
     "Flatten", "Unflatten",
     "Fold", "Unfold", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
     "PixelUnshuffle", "ChannelShuffle",
