@@ -23,6 +23,7 @@ from oxmera.ops.blas import *  # noqa: F403
 from oxmera.ops.construction import *  # noqa: F403
 from oxmera.ops.conversion import *  # noqa: F403
 from oxmera.ops.creation import *  # noqa: F403
+from oxmera.ops.decompositions import *  # noqa: F403
 from oxmera.ops.elementwise import *  # noqa: F403
 from oxmera.ops.index import *  # noqa: F403
 from oxmera.ops.inplace import *  # noqa: F403
@@ -79,6 +80,7 @@ __all__ = [
     *_ops.construction.__all__,
     *_ops.conversion.__all__,
     *_ops.creation.__all__,
+    *_ops.decompositions.__all__,
     *_ops.elementwise.__all__,
     *_ops.index.__all__,
     *_ops.inplace.__all__,

@@ -14,6 +14,7 @@ from oxmera.ops import construction
 from oxmera.ops import conv
 from oxmera.ops import conversion
 from oxmera.ops import creation
+from oxmera.ops import decompositions
 from oxmera.ops import elementwise
 from oxmera.ops import index
 from oxmera.ops import inplace
@@ -44,6 +45,7 @@ __all__ = [
     "conv",
     "conversion",
     "creation",
+    "decompositions",
     "elementwise",
     "index",
     "inplace",
