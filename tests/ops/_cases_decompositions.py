@@ -203,6 +203,7 @@ add_cases(
     ("broadcast", lambda a, b: LA.lstsq(a, b).solution, (Leaf((3, 2)), Leaf((2, 3, 2)))),
     ("no-grad-A", lambda a, b: LA.lstsq(a, b).solution, (const((4, 2)), T((4, 3)))),
     ("no-grad-B", lambda a, b: LA.lstsq(a, b).solution, (S((4, 2)), const((4, 3)))),
+    ("size-0-batch", lambda a, b: LA.lstsq(a, b).solution, (Leaf((0, 3, 2)), Leaf((0, 3, 1)))),
 )
 add_cases(
     "linalg_matrix_exp",
@@ -407,8 +408,12 @@ add_torch_cases(
     "linalg.cond",
     ("2", lambda lib, a: lib.linalg.cond(a), (Leaf((3, 3)),)),
     ("-2-tall", lambda lib, a: lib.linalg.cond(a, -2), (Leaf((2, 4, 2)),)),
-    *[(f"p-{p}", lambda lib, a, p=p: lib.linalg.cond(a, p), (Leaf((3, 3)),))
-      for p in ("fro", "nuc", INF, -INF, 1, -1)],
+    ("p-nuc", lambda lib, a: lib.linalg.cond(a, "nuc"), (Leaf((3, 3)),)),
+    # PyTorch 2.13's own backward fails for these p (its cond writes in place
+    # into an output its backward needs): values only; the gradient is
+    # checked by the composite gradient cases.
+    *[(f"p-{p}", lambda lib, a, p=p: lib.linalg.cond(a, p), (Leaf((3, 3)),), {"grad": False})
+      for p in ("fro", INF, -INF, 1, -1)],
     ("singular-fro", lambda lib, a: lib.linalg.cond(a * 0, "fro"), (Leaf((2, 2)),),
      {"grad": False}),
 )
