@@ -29,6 +29,7 @@ from oxmera.ops.index import *  # noqa: F403
 from oxmera.ops.inplace import *  # noqa: F403
 from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
+from oxmera.ops.matrix_functions import *  # noqa: F403
 from oxmera.ops.pointwise import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.sampling import *  # noqa: F403
@@ -86,6 +87,7 @@ __all__ = [
     *_ops.inplace.__all__,
     *_ops.interop.__all__,
     *_ops.linalg.__all__,
+    *_ops.matrix_functions.__all__,
     *_ops.pointwise.__all__,
     *_ops.reduce.__all__,
     *_ops.sampling.__all__,

@@ -1,17 +1,19 @@
 """``oxmera.linalg``: the linear-algebra functions of ``torch.linalg`` (real dtypes).
 
-The ops live in ``oxmera.ops.linalg`` and ``oxmera.ops.decompositions``;
+The ops live in ``oxmera.ops.linalg``, ``oxmera.ops.decompositions`` and
+``oxmera.ops.matrix_functions``;
 this namespace only re-exports them.
 """
 from oxmera.ops.blas import multi_dot
 from oxmera.ops.construction import linalg_cross as cross
-from oxmera.ops.decompositions import (cholesky_ex, cond, eigh, eigvalsh, inv_ex, lstsq, lu,
-                                       lu_factor, lu_factor_ex, lu_solve, matrix_exp,
-                                       matrix_power, matrix_rank, pinv, slogdet, solve_ex,
-                                       solve_triangular, tensorinv, tensorsolve, vecdot)
+from oxmera.ops.decompositions import (cholesky_ex, eigh, eigvalsh, lu, lu_factor, lu_factor_ex,
+                                       lu_solve, solve_triangular)
 from oxmera.ops.decompositions import linalg_cholesky as cholesky
 from oxmera.ops.decompositions import linalg_qr as qr
 from oxmera.ops.decompositions import linalg_svd as svd
+from oxmera.ops.matrix_functions import (cond, inv_ex, lstsq, matrix_exp, matrix_power,
+                                         matrix_rank, pinv, slogdet, solve_ex, tensorinv,
+                                         tensorsolve, vecdot)
 from oxmera.ops.linalg import (LinAlgError, det, inv, matrix_norm, norm, solve, svdvals,
                                vector_norm)
 

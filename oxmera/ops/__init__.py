@@ -21,6 +21,7 @@ from oxmera.ops import inplace
 from oxmera.ops import interop
 from oxmera.ops import linalg
 from oxmera.ops import loss
+from oxmera.ops import matrix_functions
 from oxmera.ops import normalization
 from oxmera.ops import pointwise
 from oxmera.ops import reduce
@@ -52,6 +53,7 @@ __all__ = [
     "interop",
     "linalg",
     "loss",
+    "matrix_functions",
     "normalization",
     "pointwise",
     "reduce",

@@ -10,10 +10,9 @@ the function, as its gradient is the symmetric one.
 """
 import math
 
-import numpy as np
 
 import oxmera
-from oxmera.ops.decompositions import _cholesky_ex, _lu_factor_ex, _matrix_rank, _pinv
+from oxmera.ops.matrix_functions import _matrix_rank
 
 from ._case_table import (COMPOSITE_CASES, NO_GRADIENT_CALLS, S, T, Case, Leaf, add_cases,
                           add_torch_cases, const)
