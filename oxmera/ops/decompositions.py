@@ -25,11 +25,11 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops.construction import diag_embed
-from oxmera.ops.creation import eye, tensor, zeros
+from oxmera.ops.creation import eye, ones, tensor, zeros
 from oxmera.ops.elementwise import where
 from oxmera.ops.linalg import (LinAlgError, _absent, _as_tensor, _check_square, _shape_of, _svd)
 
-__all__ = ["svd", "cholesky", "qr", "lu_unpack"]
+__all__ = ["svd", "cholesky", "qr", "lu_unpack", "cholesky_solve", "cholesky_inverse"]
 
 #: The ``oxmera.linalg`` names that differ from PyTorch's top-level ones of
 #: the same name (``torch.svd`` returns V, ``torch.qr`` takes ``some``).
@@ -432,14 +432,28 @@ def _solve_triangular(A, B, upper, left=True, unitriangular=False):
         n = A.shape[-1]
         T = T.copy()
         T[..., range(n), range(n)] = 1
+    if not left:        # X A = B is A^T X^T = B^T, with the other triangle
+        T, B, upper = np.swapaxes(T, -1, -2), np.swapaxes(B, -1, -2), not upper
     try:
-        if left:
-            return np.linalg.solve(T, B)
-        return np.swapaxes(np.linalg.solve(np.swapaxes(T, -1, -2), np.swapaxes(B, -1, -2)),
-                           -1, -2)
+        X = np.linalg.solve(T, B)
     except np.linalg.LinAlgError:
-        raise LinAlgError(f"{name}(): A (shape {A.shape}) has a zero on its diagonal: the "
-                          f"system has no unique solution") from None
+        X = _substitute(T, B, upper)
+    return X if left else np.swapaxes(X, -1, -2)
+
+
+def _substitute(T, B, upper):
+    """Back (or forward) substitution, for a triangular ``T`` with a zero on
+    its diagonal: the inf/nan LAPACK's trsm (and so PyTorch) gives, where
+    ``np.linalg.solve`` refuses."""
+    batch = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
+    n = T.shape[-1]
+    X = np.zeros(batch + B.shape[-2:], dtype=np.result_type(T, B))
+    with np.errstate(all="ignore"):
+        for i in (range(n - 1, -1, -1) if upper else range(n)):
+            # The rows not solved yet are 0 in X: only solved ones count.
+            X[..., i, :] = (B[..., i, :] - (T[..., i:i + 1, :] @ X)[..., 0, :]) / T[..., i, i,
+                                                                                    None]
+    return X
 
 
 @_solve_triangular.vjp
@@ -461,8 +475,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
     Only the triangle ``upper`` selects is read, and not its diagonal when
     ``unitriangular`` (taken as ones). ``B`` is ``(*, n, k)`` (``(*, k, n)``
-    when ``left=False``); batch dims broadcast. A zero on the diagonal is a
-    :class:`oxmera.linalg.LinAlgError` (PyTorch returns inf/nan there).
+    when ``left=False``); batch dims broadcast. A zero on the diagonal gives
+    inf/nan, as PyTorch's (LAPACK's ``trsm``), not an error.
 
     Examples
     --------
@@ -473,6 +487,84 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
             [2.]], dtype=float32)
     """
     return _solve_triangular(A, B, upper, left, unitriangular)
+
+
+def cholesky_solve(B, L, upper=False):
+    """The solution ``X`` of ``A X = B`` given the Cholesky factor ``L`` of
+    ``A`` (``A = L L^T``; ``upper=True``: ``A = U^T U``): ``oxmera.cholesky_solve``.
+
+    ``B`` is ``(*, n, k)``; batch dims broadcast. Two triangular solves,
+    differentiable in ``B`` and ``L``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> L = oxmera.linalg.cholesky(oxmera.tensor([[4.0, 2.0], [2.0, 2.0]]))
+    >>> oxmera.cholesky_solve(oxmera.tensor([[6.0], [4.0]]), L)
+    tensor([[1.],
+            [1.]], dtype=float32)
+    """
+    L = _as_tensor(L)
+    _check_square(L.shape, "cholesky_solve", "L")
+    _check_matrix(_shape_of(B), "cholesky_solve", "B")
+    if upper:
+        return solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
+    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+
+
+def cholesky_inverse(L, upper=False):
+    """The inverse of ``A`` given its Cholesky factor ``L`` (``A = L L^T``;
+    ``upper=True``: ``A = U^T U``): ``oxmera.cholesky_inverse``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.cholesky_inverse(oxmera.tensor([[2.0, 0.0], [1.0, 1.0]]))
+    tensor([[ 0.5, -0.5],
+            [-0.5,  1. ]], dtype=float32)
+    """
+    L = _as_tensor(L)
+    _check_square(L.shape, "cholesky_inverse", "L")
+    return cholesky_solve(eye(L.shape[-1], dtype=L.dtype), L, upper)
+
+
+def vander(x, *, N=None):
+    """Vandermonde matrix of ``x`` (``(*, n)``): ``(*, n, N)`` with columns
+    ``x**0, x**1, ..., x**(N-1)`` (increasing powers, as PyTorch's;
+    ``N`` defaults to ``n`` and must be greater than 1): ``oxmera.linalg.vander``.
+    Built by a running product, as PyTorch's, so its gradient is exact at 0.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.vander(oxmera.tensor([1.0, 2.0, 3.0]))
+    tensor([[1., 1., 1.],
+            [1., 2., 4.],
+            [1., 3., 9.]], dtype=float32)
+    """
+    from oxmera.ops.reduce import cumprod
+    x = _as_tensor(x)
+    if x.ndim == 0:
+        raise OpError("linalg.vander(): x must have at least 1 dimension, got a 0-d tensor")
+    N = x.shape[-1] if N is None else N
+    if N <= 1:
+        raise OpError(f"linalg.vander(): N must be greater than 1, got {N}")
+    powers = cumprod(x.unsqueeze(-1).expand(*x.shape, N - 1), -1)
+    return _shape.cat([ones(tuple(x.shape) + (1,), dtype=powers.dtype), powers], -1)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of a batch of matrices (the last two dims by default):
+    ``oxmera.linalg.diagonal``, :func:`oxmera.diagonal` with matrix defaults.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.diagonal(oxmera.arange(8.0).reshape(2, 2, 2))
+    tensor([[0., 3.],
+            [4., 7.]], dtype=float32)
+    """
+    return _shape.diagonal(A, offset, dim1, dim2)
 
 
 # -- LU ----------------------------------------------------------------------------------------
@@ -697,7 +789,8 @@ def _method(fn, name):
     return method
 
 
-for _name, _fn in (("svd", svd), ("cholesky", cholesky), ("qr", qr)):
+for _name, _fn in (("svd", svd), ("cholesky", cholesky), ("qr", qr),
+                   ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse)):
     _registry.add_tensor_attribute(_name, _method(_fn, _name))
 del _name, _fn
 

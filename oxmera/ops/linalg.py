@@ -1,6 +1,6 @@
 """Linear algebra: matmul (1-D, 2-D, batched, broadcasting batch dims), mm, bmm,
 dot, outer, einsum, tensordot, and the ops behind ``oxmera.linalg``: inv, det,
-solve, and the vector and matrix norms.
+solve, the vector and matrix norms, svd (its op).
 
 The primitives with VJPs of their own are matmul, einsum, inv, det, solve
 and svd; mm, bmm, dot, outer and tensordot check their operands and are
@@ -24,7 +24,7 @@ from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.elementwise import mul, where
 
-__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot"]
+__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot", "det", "inverse"]
 
 OpError = _core.OpError
 Tensor = _core.Tensor
@@ -819,9 +819,17 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 # -- Tensor methods (as in PyTorch) ---------------------------------------------------------
 
-def _inverse(self):
-    """``oxmera.linalg.inv(self)``: PyTorch's ``Tensor.inverse``."""
-    return inv(self)
+def inverse(input):
+    """``oxmera.linalg.inv(input)``: PyTorch's ``torch.inverse`` and ``Tensor.inverse``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.inverse(oxmera.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5 , 0.  ],
+            [0.  , 0.25]], dtype=float32)
+    """
+    return inv(input)
 
 
 def _det(self):
@@ -830,6 +838,6 @@ def _det(self):
 
 
 for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("outer", outer),
-                   ("inverse", _inverse), ("det", _det)):
+                   ("inverse", inverse), ("det", _det)):
     _registry.add_tensor_attribute(_name, _fn)
 del _name, _fn

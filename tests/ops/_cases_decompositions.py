@@ -322,6 +322,13 @@ add_torch_cases(
      (Leaf((2, 3, 3)), Leaf((2, 2, 3)))),
     ("broadcast", lambda lib, a, b: lib.linalg.solve_triangular(
         _cond_lib(lib, a), b, upper=False), (Leaf((3, 3)), Leaf((2, 3, 1)))),
+    # A zero on the diagonal: inf/nan, not an error.
+    *[(f"zero-diagonal-{upper}-{left}", lambda lib, a, b, upper=upper, left=left:
+       lib.linalg.solve_triangular(a * lib.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0],
+                                                   [1.0, 1.0, 1.0]], dtype=a.dtype), b,
+                                   upper=upper, left=left),
+       (Leaf((3, 3)), Leaf((3, 3))), {"grad": False})
+      for upper in (True, False) for left in (True, False)],
 )
 add_torch_cases(
     "linalg.lu",
@@ -442,4 +449,45 @@ add_torch_cases(
         [[[1.0]], [[0.0]]], dtype=a.dtype)).info, (Leaf((2, 2, 2)),), {"grad": False}),
     ("solve-ex", lambda lib, a, b: tuple(lib.linalg.solve_ex(_cond_lib(lib, a), b)),
      (Leaf((3, 3)), Leaf((3, 2)))),
+)
+
+# -- cholesky_solve / cholesky_inverse, vander, diagonal, matmul, det, inverse ----------------
+
+COMPOSITE_CASES.extend([
+    Case("composite:cholesky-solve", lambda a, b: oxmera.cholesky_solve(b, LA.cholesky(_spd(a))),
+         (Leaf((3, 3)), Leaf((3, 2)))),
+    Case("composite:cholesky-solve-upper-broadcast", lambda a, b: oxmera.cholesky_solve(
+        b, LA.cholesky(_spd(a), upper=True), upper=True), (T((3, 3)), Leaf((2, 3, 1)))),
+    Case("composite:cholesky-inverse", lambda a: oxmera.cholesky_inverse(LA.cholesky(_spd(a))),
+         (Leaf((2, 3, 3)),)),
+    Case("composite:cholesky-inverse-method", lambda a: LA.cholesky(
+        _spd(a), upper=True).cholesky_inverse(upper=True), (Leaf((2, 2)),)),
+    Case("composite:vander", LA.vander, (Leaf((3,)),)),
+    Case("composite:vander-zero", lambda x: LA.vander(x, N=4), (Leaf((2, 3), values=(
+        0.0, 1.5, -2.0, 0.5, 0.0, 1.0)),)),
+    Case("composite:linalg-diagonal", lambda a: LA.diagonal(a, offset=1), (S((2, 3, 3)),)),
+])
+add_torch_cases(
+    "cholesky_solve",
+    ("lower", lambda lib, a, b: lib.cholesky_solve(b, lib.linalg.cholesky(_spd_lib(lib, a))),
+     (Leaf((3, 3)), Leaf((3, 2)))),
+    ("upper-batched", lambda lib, a, b: lib.cholesky_solve(
+        b, lib.linalg.cholesky(_spd_lib(lib, a), upper=True), upper=True),
+     (Leaf((2, 3, 3)), Leaf((2, 3, 1)))),
+    ("inverse", lambda lib, a: lib.cholesky_inverse(lib.linalg.cholesky(_spd_lib(lib, a))),
+     (Leaf((3, 3)),)),
+    ("inverse-upper-method", lambda lib, a: lib.linalg.cholesky(
+        _spd_lib(lib, a), upper=True).cholesky_inverse(upper=True), (Leaf((2, 2)),)),
+)
+add_torch_cases(
+    "linalg.vander",
+    ("default", lambda lib, x: lib.linalg.vander(x), (Leaf((2, 3)),)),
+    ("N-zero", lambda lib, x: lib.linalg.vander(x, N=4), (Leaf((3,), values=(0.0, 2.0, -1.0)),)),
+)
+add_torch_cases(
+    "linalg.aliases",
+    ("diagonal", lambda lib, a: lib.linalg.diagonal(a, offset=-1), (Leaf((2, 3, 4)),)),
+    ("matmul", lambda lib, a, b: lib.linalg.matmul(a, b), (Leaf((2, 3)), Leaf((3, 2)))),
+    ("det", lambda lib, a: lib.det(a), (Leaf((3, 3)),)),
+    ("inverse", lambda lib, a: lib.inverse(_cond_lib(lib, a)), (Leaf((3, 3)),)),
 )
