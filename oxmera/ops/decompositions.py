@@ -268,7 +268,9 @@ def linalg_cholesky(A, *, upper=False):
     ``L`` lower-triangular with ``A = L L^T`` (``upper=True``: ``U`` with
     ``A = U^T U``); only that triangle of ``A`` is read. A matrix that is not
     positive-definite is a :class:`oxmera.linalg.LinAlgError` naming the leading minor at
-    fault. The gradient is PyTorch's (symmetric).
+    fault. The gradient is PyTorch's: the gradient with respect to a
+    symmetric ``A`` (so symmetric itself), not with respect to the triangle
+    read; differentiate a function of a symmetric matrix (``A = X X^T``, ...).
 
     Examples
     --------

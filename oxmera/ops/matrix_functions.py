@@ -157,12 +157,13 @@ def _pinv_backward(grad, P, A):
     return -(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose pseudo-inverse: ``oxmera.linalg.pinv``.
 
     Singular values at or below ``max(atol, rtol * s_max)`` count as zero;
     ``rtol`` defaults to ``eps * max(m, n)`` when ``atol`` is not given
-    (or is 0), else to 0. ``rcond`` is PyTorch's older name of ``rtol``.
+    (or is 0), else to 0. ``rcond`` (also positional, as in PyTorch and NumPy) is the older name of
+    ``rtol``.
     ``hermitian=True`` uses ``eigh`` on the lower triangle. The gradient is
     PyTorch's, which assumes the rank does not change near ``A``.
 
@@ -217,17 +218,24 @@ def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     return np.asarray(np.sum(S > np.asarray(cutoff)[..., None], axis=-1), dtype=np.int64)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """Numerical rank (int64): the number of singular values above
     ``max(atol, rtol * s_max)`` (defaults as :func:`oxmera.linalg.pinv`):
-    ``oxmera.linalg.matrix_rank``. Not differentiable.
+    ``oxmera.linalg.matrix_rank``. ``tol`` (also positional, as in PyTorch
+    and NumPy) is the older name of ``atol``. Not differentiable.
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.linalg.matrix_rank(oxmera.tensor([[1.0, 2.0], [2.0, 4.0]]))
     tensor(1, dtype=int64)
+    >>> oxmera.linalg.matrix_rank(oxmera.tensor([[1.0, 0.0], [0.0, 0.1]]), 0.5)
+    tensor(1, dtype=int64)
     """
+    if tol is not None:
+        if atol is not None:
+            raise OpError("linalg.matrix_rank(): give atol or its older name tol, not both")
+        atol = tol
     return _matrix_rank(A, atol, rtol, hermitian)
 
 

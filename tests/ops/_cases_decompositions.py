@@ -370,6 +370,8 @@ add_torch_cases(
     ("atol", lambda lib, a: lib.linalg.pinv(lib.diag(a), atol=0.5), (Leaf((3,), values=(
         1.0, 0.1, 3.0)),), {"grad": False}),
     ("pinverse", lambda lib, a: lib.pinverse(a), (Leaf((3, 2)),)),
+    ("rcond-positional", lambda lib, a: lib.linalg.pinv(lib.diag(a), 0.05, True),
+     (Leaf((3,), values=(1.0, 0.1, 3.0)),), {"grad": False}),
 )
 add_torch_cases(
     "linalg.lstsq",
@@ -408,6 +410,8 @@ add_torch_cases(
                                                              hermitian=True),
      (Leaf((3,), values=(1.0, -0.1, 3.0)),), {"grad": False}),
     ("rtol", lambda lib, a: lib.linalg.matrix_rank(lib.diag(a), rtol=0.5),
+     (Leaf((3,), values=(1.0, -0.1, 3.0)),), {"grad": False}),
+    ("tol-positional", lambda lib, a: lib.linalg.matrix_rank(lib.diag(a), 0.5, True),
      (Leaf((3,), values=(1.0, -0.1, 3.0)),), {"grad": False}),
 )
 add_torch_cases(
