@@ -309,10 +309,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     solution. The solution is NumPy's (LAPACK ``gelsd``) whatever the
     ``driver``; the other fields follow PyTorch's per driver (``None`` is
     ``'gelsy'``, PyTorch's CPU default): ``residuals`` (squared residual
-    norms, ``(*, k)``) for ``'gels'``, ``'gelsd'``, ``'gelss'`` when ``m > n``
-    and every matrix has full rank, else empty; ``rank`` (int64) except for
-    ``'gels'``; ``singular_values`` for ``'gelsd'`` and ``'gelss'``. Only the
-    solution is differentiable, with PyTorch's gradient (through ``pinv(A)``).
+    norms, ``(*, k)``, ``k = 1`` for vectors) for ``'gels'``, ``'gelsd'``,
+    ``'gelss'`` when ``m > n`` and every matrix has full rank, else empty;
+    ``rank`` (int64) except for ``'gels'``; ``singular_values`` for
+    ``'gelsd'`` and ``'gelss'``. Only the solution is differentiable, with
+    PyTorch's gradient (through ``pinv(A)``); PyTorch's residuals of a batch
+    of vectors also record a gradient, oxmera's never do.
 
     Examples
     --------
@@ -336,6 +338,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
         B = _shape.unsqueeze(_as_tensor(B), -1)
     X = _lstsq_solution(A, B, rcond)
     a, b = (t.detach().numpy() if isinstance(t, Tensor) else np.asarray(t) for t in (A, B))
+    # The other fields again, outside the graph (not differentiable, as in
+    # PyTorch): a second NumPy pass rather than outputs of the recorded op.
     dtype = X.detach().numpy().dtype
     _, residuals, rank, values = _lstsq_arrays(a.astype(dtype), b.astype(dtype), rcond)
     m, n = sa[-2:]
@@ -343,8 +347,6 @@ def lstsq(A, B, rcond=None, *, driver=None):
     full_rank = bool(np.all(rank == min(m, n)))
     if driver == "gelsy" or not (m > n and full_rank):
         residuals = empty
-    if vector and residuals.size:
-        residuals = residuals[..., 0]
     if driver == "gels":
         rank = np.zeros((0,), dtype=np.int64)
     if driver not in ("gelsd", "gelss"):
