@@ -274,7 +274,7 @@ def _cond_lib(lib, a):
 
 
 add_torch_cases(
-    "linalg.svd",
+    "linalg_svd",
     ("full-tall", _torch_svd, (Leaf((4, 2)),)),
     ("full-wide", _torch_svd, (Leaf((2, 2, 3)),)),
     ("reduced", lambda lib, a: _torch_svd(lib, a, False)[:3], (Leaf((3, 4)),)),
@@ -285,7 +285,7 @@ add_torch_cases(
     ("legacy-no-uv", lambda lib, a: tuple(lib.svd(a, compute_uv=False)), (Leaf((3, 2)),)),
 )
 add_torch_cases(
-    "linalg.eigh",
+    "linalg_eigh",
     ("3x3", _torch_eigh, (Leaf((3, 3)),)),
     ("batched-upper", lambda lib, a: _torch_eigh(lib, a, "U"), (Leaf((2, 3, 3)),)),
     ("uplo-reads-one-triangle", lambda lib, a: lib.linalg.eigvalsh(a, UPLO="U"),
@@ -293,7 +293,7 @@ add_torch_cases(
     ("eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a + a.mT), (Leaf((4, 4)),)),
 )
 add_torch_cases(
-    "linalg.cholesky",
+    "linalg_cholesky_ex",
     ("lower", lambda lib, a: lib.linalg.cholesky(_spd_lib(lib, a)), (Leaf((3, 3)),)),
     ("upper", lambda lib, a: lib.linalg.cholesky(_spd_lib(lib, a), upper=True),
      (Leaf((2, 3, 3)),)),
@@ -304,7 +304,7 @@ add_torch_cases(
     ("method", lambda lib, a: _spd_lib(lib, a).cholesky(), (Leaf((2, 2)),)),
 )
 add_torch_cases(
-    "linalg.qr",
+    "linalg_qr",
     ("reduced-tall", lambda lib, a: tuple(lib.linalg.qr(a)), (Leaf((4, 3)),)),
     ("reduced-wide", lambda lib, a: tuple(lib.linalg.qr(a)), (Leaf((2, 2, 4)),)),
     ("complete", lambda lib, a: tuple(lib.linalg.qr(a, mode="complete")), (Leaf((3, 3)),)),
@@ -314,7 +314,7 @@ add_torch_cases(
     ("legacy", lambda lib, a: tuple(lib.qr(a, some=False)), (Leaf((2, 3)),)),
 )
 add_torch_cases(
-    "linalg.solve_triangular",
+    "linalg_solve_triangular",
     ("upper", lambda lib, a, b: lib.linalg.solve_triangular(_cond_lib(lib, a), b, upper=True),
      (Leaf((3, 3)), Leaf((3, 2)))),
     ("lower-right-unit", lambda lib, a, b: lib.linalg.solve_triangular(
@@ -331,7 +331,7 @@ add_torch_cases(
       for upper in (True, False) for left in (True, False)],
 )
 add_torch_cases(
-    "linalg.lu",
+    "linalg_lu_factor_ex",
     ("factor", lambda lib, a: tuple(lib.linalg.lu_factor(a)), (Leaf((3, 3)),)),
     ("factor-tall", lambda lib, a: tuple(lib.linalg.lu_factor(a)), (Leaf((4, 2)),)),
     ("factor-wide-batched", lambda lib, a: tuple(lib.linalg.lu_factor(a)), (Leaf((2, 2, 4)),)),
@@ -348,7 +348,7 @@ add_torch_cases(
         *lib.linalg.lu_factor(a), b, left=False, adjoint=True), (Leaf((3, 3)), Leaf((2, 3)))),
 )
 add_torch_cases(
-    "linalg.slogdet",
+    "linalg_slogdet",
     ("3x3", lambda lib, a: tuple(lib.linalg.slogdet(a)), (Leaf((3, 3)),)),
     ("batched", lambda lib, a: tuple(lib.linalg.slogdet(a)), (Leaf((2, 4, 4)),)),
     ("top-level", lambda lib, a: tuple(lib.slogdet(a)), (Leaf((2, 2)),)),
@@ -359,7 +359,7 @@ add_torch_cases(
      {"grad": False}),
 )
 add_torch_cases(
-    "linalg.pinv",
+    "linalg_pinv",
     ("tall", lambda lib, a: lib.linalg.pinv(a), (Leaf((4, 3)),)),
     ("wide-batched", lambda lib, a: lib.linalg.pinv(a), (Leaf((2, 2, 3)),)),
     ("hermitian", lambda lib, a: lib.linalg.pinv(a + a.mT, hermitian=True), (Leaf((3, 3)),)),
@@ -374,7 +374,7 @@ add_torch_cases(
      (Leaf((3,), values=(1.0, 0.1, 3.0)),), {"grad": False}),
 )
 add_torch_cases(
-    "linalg.lstsq",
+    "linalg_lstsq",
     ("tall", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, (Leaf((4, 2)), Leaf((4, 3)))),
     ("vector", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, (Leaf((4, 2)), Leaf((4,)))),
     ("batched", lambda lib, a, b: lib.linalg.lstsq(a, b).solution,
@@ -394,7 +394,7 @@ add_torch_cases(
         a[:, :1] @ a[:1, :], b, driver="gelsd")), (Leaf((3, 3)), Leaf((3, 1))), {"grad": False}),
 )
 add_torch_cases(
-    "linalg.matrix_exp",
+    "linalg_matrix_exp",
     ("3x3", lambda lib, a: lib.linalg.matrix_exp(a), (Leaf((3, 3)),)),
     ("batched", lambda lib, a: lib.linalg.matrix_exp(a), (Leaf((2, 2, 2)),)),
     ("top-level", lambda lib, a: lib.matrix_exp(a), (Leaf((2, 2)),)),
@@ -407,7 +407,7 @@ add_torch_cases(
     ("method", lambda lib, a: a.matrix_power(2), (Leaf((2, 2)),)),
 )
 add_torch_cases(
-    "linalg.matrix_rank",
+    "linalg_matrix_rank",
     ("full", lambda lib, a: lib.linalg.matrix_rank(a), (Leaf((3, 4)),), {"grad": False}),
     ("deficient", lambda lib, a: lib.linalg.matrix_rank(a[:, :1] @ a[:1, :]), (Leaf((2, 3, 3)),),
      {"grad": False}),
