@@ -52,6 +52,8 @@ SECTIONS = {
     "oxmera.ops.statistics": "Statistics and order statistics",
     "oxmera.ops.sorting": "Sorting and searching",
     "oxmera.ops.linalg": "Linear algebra",
+    "oxmera.ops.decompositions": "Matrix decompositions",
+    "oxmera.ops.matrix_functions": "Functions of matrices",
     "oxmera.ops.blas": "Fused matrix products",
     "oxmera.ops.shape": "Shapes, joining and splitting",
     "oxmera.ops.tensor_api": "Tensor queries and views",

@@ -16,12 +16,14 @@ from oxmera.ops import conv_transpose
 from oxmera.ops import fold
 from oxmera.ops import conversion
 from oxmera.ops import creation
+from oxmera.ops import decompositions
 from oxmera.ops import elementwise
 from oxmera.ops import index
 from oxmera.ops import inplace
 from oxmera.ops import interop
 from oxmera.ops import linalg
 from oxmera.ops import loss
+from oxmera.ops import matrix_functions
 from oxmera.ops import normalization
 from oxmera.ops import pointwise
 from oxmera.ops import pooling
@@ -49,12 +51,14 @@ __all__ = [
     "fold",
     "conversion",
     "creation",
+    "decompositions",
     "elementwise",
     "index",
     "inplace",
     "interop",
     "linalg",
     "loss",
+    "matrix_functions",
     "normalization",
     "pointwise",
     "pooling",
