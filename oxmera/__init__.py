@@ -23,11 +23,13 @@ from oxmera.ops.blas import *  # noqa: F403
 from oxmera.ops.construction import *  # noqa: F403
 from oxmera.ops.conversion import *  # noqa: F403
 from oxmera.ops.creation import *  # noqa: F403
+from oxmera.ops.decompositions import *  # noqa: F403
 from oxmera.ops.elementwise import *  # noqa: F403
 from oxmera.ops.index import *  # noqa: F403
 from oxmera.ops.inplace import *  # noqa: F403
 from oxmera.ops.interop import *  # noqa: F403
 from oxmera.ops.linalg import *  # noqa: F403
+from oxmera.ops.matrix_functions import *  # noqa: F403
 from oxmera.ops.pointwise import *  # noqa: F403
 from oxmera.ops.reduce import *  # noqa: F403
 from oxmera.ops.sampling import *  # noqa: F403
@@ -79,11 +81,13 @@ __all__ = [
     *_ops.construction.__all__,
     *_ops.conversion.__all__,
     *_ops.creation.__all__,
+    *_ops.decompositions.__all__,
     *_ops.elementwise.__all__,
     *_ops.index.__all__,
     *_ops.inplace.__all__,
     *_ops.interop.__all__,
     *_ops.linalg.__all__,
+    *_ops.matrix_functions.__all__,
     *_ops.pointwise.__all__,
     *_ops.reduce.__all__,
     *_ops.sampling.__all__,

@@ -1,11 +1,24 @@
-"""``oxmera.linalg``: norm, vector_norm, matrix_norm, inv, det, solve, svdvals, multi_dot
-(as ``torch.linalg``).
+"""``oxmera.linalg``: the linear-algebra functions of ``torch.linalg`` (real dtypes).
 
-The ops live in ``oxmera.ops.linalg``; this namespace only re-exports them.
+The ops live in ``oxmera.ops.linalg``, ``oxmera.ops.decompositions`` and
+``oxmera.ops.matrix_functions``;
+this namespace only re-exports them.
 """
 from oxmera.ops.blas import multi_dot
 from oxmera.ops.construction import linalg_cross as cross
-from oxmera.ops.linalg import det, inv, matrix_norm, norm, solve, svdvals, vector_norm
+from oxmera.ops.decompositions import (cholesky_ex, diagonal, eigh, eigvalsh, lu, lu_factor,
+                                       lu_factor_ex, lu_solve, solve_triangular, vander)
+from oxmera.ops.decompositions import linalg_cholesky as cholesky
+from oxmera.ops.decompositions import linalg_qr as qr
+from oxmera.ops.decompositions import linalg_svd as svd
+from oxmera.ops.matrix_functions import (cond, inv_ex, lstsq, matrix_exp, matrix_power,
+                                         matrix_rank, pinv, slogdet, solve_ex, tensorinv,
+                                         tensorsolve, vecdot)
+from oxmera.ops.linalg import (LinAlgError, det, inv, matmul, matrix_norm, norm, solve, svdvals,
+                               vector_norm)
 
-__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "svdvals", "cross",
-           "multi_dot"]
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "det", "slogdet", "solve",
+           "solve_ex", "solve_triangular", "svd", "svdvals", "eigh", "eigvalsh", "cholesky",
+           "cholesky_ex", "qr", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "pinv", "lstsq",
+           "matrix_power", "matrix_exp", "matrix_rank", "cond", "cross", "vecdot", "multi_dot",
+           "tensorinv", "tensorsolve", "matmul", "diagonal", "vander", "LinAlgError"]

@@ -25,14 +25,25 @@ from oxmera.ops.activation import *  # noqa: F403
 from oxmera.ops.attention import *  # noqa: F403
 from oxmera.nn._activation_functions import *  # noqa: F403
 from oxmera.nn._more_functions import *  # noqa: F403
+from oxmera.nn._loss_functions import *  # noqa: F403
+from oxmera.nn._sampling_functions import *  # noqa: F403
 from oxmera.ops.conv import *  # noqa: F403
+from oxmera.ops.conv_transpose import *  # noqa: F403
+from oxmera.ops.fold import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
+from oxmera.ops.pooling import *  # noqa: F403
 from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
+from oxmera.ops import conv_transpose as _conv_transpose, fold as _fold
 from oxmera.nn import _activation_functions as _activation_functions
 from oxmera.nn import _more_functions as _more_functions
+from oxmera.nn import _loss_functions as _loss_functions
+from oxmera.nn._embedding_functions import *  # noqa: F403
+from oxmera.nn import _embedding_functions as _embedding_functions
+from oxmera.nn import _sampling_functions as _sampling_functions
 from oxmera.ops import normalization as _normalization
+from oxmera.ops import pooling as _pooling
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
 from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
@@ -49,7 +60,9 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
               "binary_cross_entropy_with_logits"]
 
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
-           *_conv.__all__, *_loss.__all__, *_more_functions.__all__, *_normalization.__all__,
+           *_conv.__all__, *_conv_transpose.__all__, *_fold.__all__, *_loss.__all__,
+           *_more_functions.__all__, *_normalization.__all__, *_sampling_functions.__all__,
+           *_loss_functions.__all__, *_embedding_functions.__all__, *_pooling.__all__,
            *_FUNCTIONS]
 
 Tensor = _core.Tensor
@@ -403,7 +416,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     Repeated indices accumulate their gradients; the gradient of row
     ``padding_idx`` stays zero (its output is still that row). ``max_norm``
     renormalizes, in place and as in PyTorch, the picked rows whose
-    ``norm_type``-norm exceeds it.
+    ``norm_type``-norm exceeds it. ``scale_grad_by_freq=True`` divides
+    each row's gradient by the number of times its index occurs in
+    ``input``. ``sparse=True`` (sparse gradients) is not supported.
 
     Examples
     --------
@@ -419,8 +434,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise OpError(f"embedding(): weight must be 2-D (num_embeddings, embedding_dim), got "
                       f"shape {weight.shape}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding(): scale_grad_by_freq and sparse are not supported")
+    if sparse:
+        raise NotImplementedError("embedding(): sparse=True (sparse gradients) is not "
+                                  "supported; leave it False for dense gradients")
     num = weight.shape[0]
     if index.size and (index.min() < 0 or index.max() >= num):
         bad = index.min() if index.min() < 0 else index.max()
@@ -444,6 +460,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             weight._bump_version()
     index_tensor = _core._wrap(index)
     out = weight[index_tensor]
+    if scale_grad_by_freq and out.requires_grad:
+        # Each row's gradient divided by how often its index occurs in ``input``; the
+        # values stay exactly weight[input] (out - out.detach() is exactly 0).
+        rows, inverse, counts = np.unique(index, return_inverse=True, return_counts=True)
+        scale = (1.0 / counts[inverse.reshape(index.shape)]).astype(weight.dtype)[..., None]
+        constant = out.detach()
+        out = constant + (out - constant) * _core._wrap(scale)
     if padding_idx is not None:
         padding = _core._wrap((index == padding_idx)[..., None])
         out = where(padding, out.detach(), out)
@@ -486,7 +509,19 @@ _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
 def _pad_indices(mode, size, before, after, shape, dim):
-    """Source index of each output position along one dim, for the non-constant modes."""
+    """Source index of each output position along one dim, for the non-constant modes.
+
+    For 'reflect' and 'replicate', ``before``/``after`` may be negative: as
+    in PyTorch, the output is then the padded original, cropped, so the
+    mirror and the edge are the original dim's (a crop at one end does not
+    move the other end's) and the limits are checked against the original
+    size. 'circular' wraps what is left after cropping, as PyTorch does;
+    ``pad`` crops first and passes the positive amounts.
+    """
+    if size + before + after < 0:
+        raise OpError(f"pad(): input dim {dim} of size {size} is too small for mode {mode!r} "
+                      f"with padding ({before}, {after}): calculated output size "
+                      f"{size + before + after} (input of shape {shape})")
     if mode == "replicate":
         if size == 0:
             raise OpError(f"pad(): mode 'replicate' cannot pad dim {dim} of size 0 (input of "
@@ -500,8 +535,10 @@ def _pad_indices(mode, size, before, after, shape, dim):
         positions = np.abs(np.arange(-before, size + after))
         return np.where(positions >= size, 2 * (size - 1) - positions, positions)
     if before > size or after > size:
-        raise OpError(f"pad(): mode 'circular' needs padding at most the dim: got ({before}, "
-                      f"{after}) for dim {dim} of size {size} (input of shape {shape})")
+        # PyTorch reads memory it never wrote there (wrapping more than once).
+        raise OpError(f"pad(): mode 'circular' needs padding at most the dim (after any "
+                      f"cropping): got ({before}, {after}) for dim {dim} of size {size} (input "
+                      f"of shape {shape})")
     return np.arange(-before, size + after) % size
 
 
@@ -547,13 +584,26 @@ def pad(input, pad, mode="constant", value=None):
     # Check every dim first, so nothing is recorded for a call that fails.
     cropped = list(input.shape)
     for dim, before, after in pairs:
+        if mode in ("reflect", "replicate"):
+            _pad_indices(mode, input.shape[dim], before, after, input.shape, dim)
+            continue
         cropped[dim] = input.shape[dim] + min(before, 0) + min(after, 0)
         if cropped[dim] < 0:
             raise OpError(f"pad(): cropping ({before}, {after}) is more than dim {dim} of size "
                           f"{input.shape[dim]} (input of shape {input.shape})")
-        if mode != "constant":
+        if mode == "circular":
             _pad_indices(mode, cropped[dim], max(before, 0), max(after, 0), input.shape, dim)
+    if mode in ("reflect", "replicate") and pairs and all(
+            input.shape[dim] + before + after == 0 for dim, before, after in pairs):
+        raise OpError(f"pad(): input of shape {input.shape} is too small for mode {mode!r} with "
+                      f"pad {tuple(amounts)}: every padded dim's output size is 0")
     out = input
+    if mode in ("reflect", "replicate"):
+        for dim, before, after in pairs:
+            if before or after:
+                index = _pad_indices(mode, input.shape[dim], before, after, input.shape, dim)
+                out = out[(slice(None),) * dim + (index,)]
+        return out
     if any(before < 0 or after < 0 for _, before, after in pairs):
         crop = [slice(None)] * input.ndim
         for dim, before, after in pairs:
@@ -563,17 +613,17 @@ def pad(input, pad, mode="constant", value=None):
         before, after = max(before, 0), max(after, 0)
         if not before and not after:
             continue
-        if mode == "constant":
-            fill = 0 if value is None else value
-            pieces = []
-            for amount in (before, after):
-                block = list(out.shape)
-                block[dim] = amount
-                pieces.append(_creation.full(tuple(block), fill, dtype=out.dtype))
-            out = cat([pieces[0], out, pieces[1]], dim)
-        else:
+        if mode == "circular":
             index = _pad_indices(mode, out.shape[dim], before, after, input.shape, dim)
             out = out[(slice(None),) * dim + (index,)]
+            continue
+        fill = 0 if value is None else value
+        pieces = []
+        for amount in (before, after):
+            block = list(out.shape)
+            block[dim] = amount
+            pieces.append(_creation.full(tuple(block), fill, dtype=out.dtype))
+        out = cat([pieces[0], out, pieces[1]], dim)
     return out
 
 

@@ -27,7 +27,10 @@ from oxmera import random as _random
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "orthogonal_", "xavier_uniform_", "xavier_normal_",
-           "kaiming_uniform_", "kaiming_normal_"]
+           "kaiming_uniform_", "kaiming_normal_", "dirac_", "sparse_",
+           # PyTorch's deprecated spellings (a FutureWarning, then the ``_`` function)
+           "uniform", "normal", "constant", "xavier_uniform", "xavier_normal",
+           "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse", "dirac", "eye"]
 
 Tensor = _core.Tensor
 
@@ -386,3 +389,103 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator)
+
+
+def dirac_(tensor, groups=1):
+    """Fill the 3-, 4- or 5-D ``tensor`` with the Dirac delta: a convolution with it is
+    the identity on as many channels as possible (per group, for ``groups > 1``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.nn import init
+    >>> init.dirac_(oxmera.empty(2, 2, 3))
+    tensor([[[0., 1., 0.],
+             [0., 0., 0.]],
+    <BLANKLINE>
+            [[0., 0., 0.],
+             [0., 1., 0.]]], dtype=float32)
+    """
+    _check_tensor(tensor, "dirac_")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_(): only tensors with 3, 4, or 5 dimensions are supported, "
+                         f"got shape {tuple(tensor.shape)}")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError(f"dirac_(): dim 0 must be divisible by groups, got size {sizes[0]} "
+                         f"and groups={groups}")
+    out_per_group = sizes[0] // groups
+    values = np.zeros(sizes)
+    centre = tuple(size // 2 for size in sizes[2:])
+    for d in range(min(out_per_group, sizes[1])):
+        for g in range(groups):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _write(tensor, values)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill the 2-D ``tensor`` from ``N(0, std**2)``, then zero ``ceil(sparsity * rows)``
+    entries of every column (rows picked at random), as in Martens (2010).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.nn import init
+    >>> w = init.sparse_(oxmera.empty(10, 4), sparsity=0.3)
+    >>> (w == 0).sum(0).tolist()
+    [3, 3, 3, 3]
+    """
+    _check_tensor(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError(f"sparse_(): only tensors with 2 dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col] = 0
+    return _write(tensor, values)
+
+
+_EXAMPLE_ARGS = {"dirac": "oxmera.empty(3, 3, 3)", "sparse": "oxmera.empty(3, 3), 0.5",
+                 "constant": "oxmera.empty(3, 3), 0.5"}
+
+
+def _deprecated(new):
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = old
+    deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"""Deprecated spelling of :func:`{new.__name__}` (a FutureWarning,
+    as in PyTorch).
+
+    Examples
+    --------
+    >>> import warnings, oxmera
+    >>> from oxmera.nn import init
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = init.{old}({_EXAMPLE_ARGS.get(old, 'oxmera.empty(3, 3)')})
+    >>> caught[0].category.__name__
+    'FutureWarning'
+    """
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+dirac = _deprecated(dirac_)
+eye = _deprecated(eye_)

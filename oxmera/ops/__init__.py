@@ -12,16 +12,21 @@ from oxmera.ops import attention
 from oxmera.ops import blas
 from oxmera.ops import construction
 from oxmera.ops import conv
+from oxmera.ops import conv_transpose
+from oxmera.ops import fold
 from oxmera.ops import conversion
 from oxmera.ops import creation
+from oxmera.ops import decompositions
 from oxmera.ops import elementwise
 from oxmera.ops import index
 from oxmera.ops import inplace
 from oxmera.ops import interop
 from oxmera.ops import linalg
 from oxmera.ops import loss
+from oxmera.ops import matrix_functions
 from oxmera.ops import normalization
 from oxmera.ops import pointwise
+from oxmera.ops import pooling
 from oxmera.ops import reduce
 from oxmera.ops import rnn
 from oxmera.ops import sampling
@@ -42,16 +47,21 @@ __all__ = [
     "blas",
     "construction",
     "conv",
+    "conv_transpose",
+    "fold",
     "conversion",
     "creation",
+    "decompositions",
     "elementwise",
     "index",
     "inplace",
     "interop",
     "linalg",
     "loss",
+    "matrix_functions",
     "normalization",
     "pointwise",
+    "pooling",
     "reduce",
     "rnn",
     "sampling",

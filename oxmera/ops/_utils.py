@@ -7,6 +7,8 @@ Python float does not upcast a float32 tensor, a float64 0-d tensor does not
 upcast a float32 vector, and an int tensor times a Python float gives the
 default float dtype.
 """
+import operator
+
 import numpy as np
 
 from oxmera._core import autograd as _core
@@ -233,3 +235,38 @@ def broadcast_view(array, shape):
         return np.broadcast_to(array, shape)
     out.flags.writeable = False     # many elements share memory: never write
     return out
+
+
+def parse_size(opname, sizes, size=None, *, varargs=True, required=False):
+    """A size given as varargs ``f(2, 3)``, one sequence ``f((2, 3))``, or ``size=``, as a
+    tuple of ints: the one parser of every creation and sampling function.
+
+    ``varargs=False``: the size must be one sequence (``randint``'s). ``required``:
+    no size at all is an error (the samplers), else it is ``()``. Errors as
+    PyTorch's: TypeError for a size that is not ints (a float is a mistake, not a
+    size: ``operator.index``), RuntimeError for a negative dimension.
+    """
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{opname}() got multiple values for argument 'size'")
+        sizes = (size,)
+    if not sizes and required:
+        raise TypeError(f"{opname}(): missing the size (e.g. {opname}(2, 3) or "
+                        f"{opname}(size=(2, 3)))")
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = sizes[0]
+    elif sizes and not varargs:
+        raise TypeError(f"{opname}(): argument 'size' must be a tuple of ints, not "
+                        f"{type(sizes[0]).__name__}")
+    shape = []
+    for position, s in enumerate(sizes):
+        try:
+            shape.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"{opname}(): argument 'size' must be a tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {position}") from None
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"{opname}(): trying to create a tensor with negative dimension "
+                               f"{s}: {shape}")
+    return tuple(shape)

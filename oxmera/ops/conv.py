@@ -1,4 +1,4 @@
-"""Convolution and pooling ops: conv1d, conv2d, max_pool2d, avg_pool2d.
+"""Convolution and pooling ops: conv1d, conv2d, conv3d, max_pool2d, avg_pool2d.
 
 The forwards use NumPy stride tricks, never a Python loop over pixels. A
 convolution pads the input, takes the strided window view of it
@@ -12,7 +12,7 @@ the input (col2im) adds whole strided slices the same way.
 Every VJP is written with ops of this module, and each of those has its VJP
 here too, so gradients of any order work:
 
-- ``conv1d``/``conv2d``: d input is :func:`conv_input_grad` (the transposed
+- ``conv1d``/``2d``/``3d``: d input is :func:`conv_input_grad` (the transposed
   convolution), d weight is :func:`conv_weight_grad`, d bias a sum.
 - ``conv_input_grad`` and ``conv_weight_grad`` are bilinear, like the
   convolution itself; their VJPs are the convolution and each other.
@@ -23,12 +23,14 @@ here too, so gradients of any order work:
   found), whose VJP is :func:`max_pool2d_gather`, whose VJP is
   ``max_pool2d_backward``.
 
-A 1-D convolution runs through the 2-D code with a height of 1. Shapes follow
-PyTorch: ``(N, C, L)`` / ``(N, C, H, W)`` inputs, or ``(C, L)`` / ``(C, H, W)``
-without the batch dimension. Argument errors are ``OpError`` (a ``ValueError``
-and a ``RuntimeError``) naming the op and the shapes, raised before anything
-is computed or recorded.
+The convolution kernels work on any number of spatial dims (1 to 3 are
+exposed). Shapes follow PyTorch: ``(N, C, *spatial)`` inputs, or
+``(C, *spatial)`` without the batch dimension. The transposed convolutions
+(``oxmera.ops.conv_transpose``) are ``conv_input_grad``. Argument errors are
+``OpError`` (a ``ValueError`` and a ``RuntimeError``) naming the op and the
+shapes, raised before anything is computed or recorded.
 """
+import itertools
 import math
 
 import numpy as np
@@ -39,7 +41,7 @@ from oxmera.extend import op
 from oxmera.ops._utils import accumulation_dtype, narrow
 from oxmera.ops.creation import as_tensor
 
-__all__ = ["conv1d", "conv2d", "max_pool2d", "avg_pool2d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d"]
 
 OpError = _core.OpError
 
@@ -94,7 +96,9 @@ def _conv_padding(padding, nd, kernel, stride, dilation, opname):
             and all(isinstance(p, (tuple, list)) for p in padding)):
         if any(len(p) != 2 for p in padding):
             raise OpError(f"{opname}(): padding pairs must be (before, after), got {padding!r}")
-        return tuple(_ntuple(p, 2, "padding", opname, 0) for p in padding)
+        # Negative amounts crop: the transposed convolution's output_padding
+        # makes its gradient a convolution of a longer input, cropped.
+        return tuple(_ntuple(p, 2, "padding", opname, -math.inf) for p in padding)
     return tuple((p, p) for p in _ntuple(padding, nd, "padding", opname, 0))
 
 
@@ -144,55 +148,73 @@ def _conv_geometry(opname, input_shape, weight_shape, bias_shape, stride, paddin
     return stride, pads, dilation, out_size
 
 
-def _as_2d(stride, pads, dilation):
-    """A 1-D convolution's geometry as a 2-D one's of height 1."""
-    if len(stride) == 2:
-        return stride, pads, dilation
-    return (1,) + stride, ((0, 0),) + pads, (1,) + dilation
-
-
-def _height_1(array, nd):
-    """``(N, C, L)`` as ``(N, C, 1, L)`` (a view) for 1-D, else the array itself."""
-    return array[:, :, None, :] if nd == 1 else array
-
-
-# -- NumPy kernels (2-D, on arrays) ------------------------------------------------
+# -- NumPy kernels (N-D, on arrays) ------------------------------------------------
 
 def _pad(x, pads, value):
-    """``x`` (..., H, W) padded by ``((top, bottom), (left, right))``: a new array, or ``x``."""
-    (top, bottom), (left, right) = pads
-    if not (top or bottom or left or right):
+    """``x`` (..., *spatial) padded by ``(before, after)`` pairs, one per trailing dim.
+
+    A new array, or ``x`` itself when nothing is padded. A negative amount
+    crops instead (the gradient ops of a transposed convolution with
+    ``output_padding`` pass one).
+    """
+    nd = len(pads)
+    if not any(lo or hi for lo, hi in pads):
         return x
-    height, width = x.shape[-2:]
-    shape = x.shape[:-2] + (height + top + bottom, width + left + right)
+    if any(lo < 0 or hi < 0 for lo, hi in pads):
+        x = x[(Ellipsis,) + tuple(slice(max(-lo, 0), n - max(-hi, 0))
+                                  for (lo, hi), n in zip(pads, x.shape[-nd:]))]
+        pads = tuple((max(lo, 0), max(hi, 0)) for lo, hi in pads)
+        if not any(lo or hi for lo, hi in pads):
+            return x
+    shape = x.shape[:-nd] + tuple(n + lo + hi for (lo, hi), n in zip(pads, x.shape[-nd:]))
     out = np.zeros(shape, x.dtype) if value == 0 else np.full(shape, value, x.dtype)
-    out[..., top:top + height, left:left + width] = x
+    out[(Ellipsis,) + tuple(slice(lo, lo + n) for (lo, _), n in zip(pads, x.shape[-nd:]))] = x
+    return out
+
+
+def _unpad(padded, pads, spatial):
+    """The adjoint of ``_pad(x, pads, 0)``: the part of ``padded`` over ``x`` (of ``spatial`` size).
+
+    Where ``_pad`` cropped, that part of ``x`` gets zeros.
+    """
+    nd = len(pads)
+    if not any(lo or hi for lo, hi in pads):
+        return padded
+    inside = tuple(slice(max(lo, 0), max(lo, 0) + n - max(-lo, 0) - max(-hi, 0))
+                   for (lo, hi), n in zip(pads, spatial))
+    if all(lo >= 0 and hi >= 0 for lo, hi in pads):
+        return np.ascontiguousarray(padded[(Ellipsis,) + inside])
+    out = np.zeros(padded.shape[:-nd] + tuple(spatial), padded.dtype)
+    out[(Ellipsis,) + tuple(slice(max(-lo, 0), n - max(-hi, 0))
+                            for (lo, hi), n in zip(pads, spatial))] = padded[(Ellipsis,) + inside]
     return out
 
 
 def _windows(padded, kernel, stride, dilation, out_size):
-    """A read-only view ``(..., KH, KW, Ho, Wo)`` of ``padded`` (..., Hp, Wp), no copy.
+    """A read-only view ``(..., *kernel, *out_size)`` of ``padded`` (..., *padded size), no copy.
 
-    ``view[..., i, j, y, x] == padded[..., y * sh + i * dh, x * sw + j * dw]``.
+    In 2-D, ``view[..., i, j, y, x] == padded[..., y * sh + i * dh, x * sw + j * dw]``.
     """
-    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_size
-    view = sliding_window_view(padded, ((kh - 1) * dh + 1, (kw - 1) * dw + 1), axis=(-2, -1))
-    view = view[..., :(ho - 1) * sh + 1:sh, :(wo - 1) * sw + 1:sw, ::dh, ::dw]
-    return np.moveaxis(view, (-2, -1), (-4, -3))
+    nd = len(kernel)
+    spans = tuple((k - 1) * d + 1 for k, d in zip(kernel, dilation))
+    view = sliding_window_view(padded, spans, axis=tuple(range(padded.ndim - nd, padded.ndim)))
+    view = view[(Ellipsis,) + tuple(slice(None, (o - 1) * s + 1, s)
+                                    for o, s in zip(out_size, stride))
+                + tuple(slice(None, None, d) for d in dilation)]
+    return np.moveaxis(view, tuple(range(-nd, 0)), tuple(range(-2 * nd, -nd)))
 
 
 def _add_windows(out, piece, kernel, stride, dilation, out_size):
-    """col2im: ``out[window position (i, j) of every output] += piece(i, j)``.
+    """col2im: ``out[window position (i, j, ...) of every output] += piece(i, j, ...)``.
 
-    A loop over the KH*KW kernel positions, each adding one whole strided
-    slice (windows overlap, so it cannot be one assignment; ``np.add.at``
-    would need an index array as large as the im2col matrix).
+    A loop over the kernel positions, each adding one whole strided slice
+    (windows overlap, so it cannot be one assignment; ``np.add.at`` would
+    need an index array as large as the im2col matrix).
     """
-    (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_size
-    for i in range(kh):
-        for j in range(kw):
-            out[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
-                j * dw:j * dw + (wo - 1) * sw + 1:sw] += piece(i, j)
+    for taps in itertools.product(*(range(k) for k in kernel)):
+        out[(Ellipsis,) + tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
+                                for t, s, d, o in zip(taps, stride, dilation, out_size))] \
+            += piece(*taps)
 
 
 #: Samples go through im2col, matmul and col2im in chunks whose im2col matrix
@@ -209,17 +231,20 @@ def _chunks(n, per_sample_bytes):
 
 
 def _im2col(windows, groups):
-    """The im2col matrix of a window view ``(N, C, KH, KW, Ho, Wo)``: ``(N, g, C/g*KH*KW, Ho*Wo)``.
+    """The im2col matrix of a window view ``(N, C, *kernel, *out)``: ``(N, g, C/g*K, P)``.
 
-    The one copy of the convolution: the view's rows are contiguous runs of
-    the input, so it is fast.
+    ``K`` is the kernel's size, ``P`` the number of output positions. The one
+    copy of the convolution: the view's rows are contiguous runs of the
+    input, so it is fast.
     """
-    n, c, kh, kw, ho, wo = windows.shape
-    return np.ascontiguousarray(windows).reshape(n, groups, c // groups * kh * kw, ho * wo)
+    n, c = windows.shape[:2]
+    nd = (windows.ndim - 2) // 2
+    kernel, positions = math.prod(windows.shape[2:2 + nd]), math.prod(windows.shape[2 + nd:])
+    return np.ascontiguousarray(windows).reshape(n, groups, c // groups * kernel, positions)
 
 
 def _correlate(x, w, stride, pads, dilation, groups, out_size):
-    """The convolution (a cross-correlation) of ``x`` (N, C, H, W) with ``w`` (O, C/g, KH, KW)."""
+    """The convolution (a cross-correlation) of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *k)."""
     n, o = x.shape[0], w.shape[0]
     size, positions = math.prod(w.shape[1:]), math.prod(out_size)
     dtype = np.result_type(x.dtype, w.dtype)
@@ -240,17 +265,15 @@ def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
     dtype = np.result_type(grad.dtype, w.dtype)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size).transpose(0, 2, 1)
     gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
-    (top, bottom), (left, right) = pads
-    height, width = input_shape[2:]
-    out = np.zeros((n, channels, height + top + bottom, width + left + right), dtype)
+    spatial = tuple(input_shape[2:])
+    padded = tuple(length + lo + hi for length, (lo, hi) in zip(spatial, pads))
+    out = np.zeros((n, channels) + padded, dtype)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
         # (g, K, O/g) @ (n, g, O/g, P): the gradient of the im2col matrix, then col2im.
         cols = np.matmul(wm, gm[chunk]).reshape((-1, channels) + tuple(kernel) + tuple(out_size))
-        _add_windows(out[chunk], lambda i, j: cols[:, :, i, j], kernel, stride, dilation,
-                     out_size)
-    if top or bottom or left or right:
-        out = np.ascontiguousarray(out[:, :, top:top + height, left:left + width])
-    return out
+        _add_windows(out[chunk], lambda *taps: cols[(slice(None), slice(None)) + taps], kernel,
+                     stride, dilation, out_size)
+    return _unpad(out, pads, spatial)
 
 
 def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups):
@@ -274,7 +297,7 @@ def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups
 
 def _check_conv_dims(nd, opname, input, weight):
     if np.ndim(weight) != nd + 2:
-        kernel = "kH, kW" if nd == 2 else "kL"
+        kernel = {1: "kL", 2: "kH, kW", 3: "kT, kH, kW"}[nd]
         raise OpError(f"{opname}(): expected a {nd + 2}-D weight (out_channels, in_channels / "
                       f"groups, {kernel}), got weight of shape {np.shape(weight)}")
     if np.ndim(input) not in (nd + 1, nd + 2):
@@ -290,9 +313,7 @@ def _conv_forward(nd, opname, input, weight, bias, stride, padding, dilation, gr
     stride, pads, dilation, out_size = _conv_geometry(
         opname, x.shape, weight.shape, None if bias is None else np.shape(bias), stride, padding,
         dilation, groups, input.shape)
-    out = _correlate(_height_1(x, nd), _height_1(weight, nd), *_as_2d(stride, pads, dilation),
-                     groups, ((1,) + out_size) if nd == 1 else out_size)
-    out = out.reshape(x.shape[:1] + weight.shape[:1] + out_size)
+    out = _correlate(x, weight, stride, pads, dilation, groups, out_size)
     if bias is not None:
         out += bias.reshape(bias.shape + (1,) * nd)
     return out[0] if unbatched else out
@@ -383,13 +404,45 @@ def _(ctx, grad, input, weight, bias=None, stride=1, padding=0, dilation=1, grou
                      groups)
 
 
-_CONVOLUTIONS = {1: conv1d, 2: conv2d}
+@op(inputs=3, save=("input", "weight"), promote=True, float_only=True)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation, as in PyTorch) over ``(N, C, D, H, W)`` or unbatched.
+
+    ``weight`` is ``(out_channels, in_channels / groups, kT, kH, kW)``,
+    ``bias`` ``(out_channels,)`` or None. ``stride``, ``padding`` and
+    ``dilation`` are ints or triples; ``padding`` may also be ``'valid'`` or
+    ``'same'`` (stride 1 only; an uneven total puts the extra element after
+    the input, as PyTorch does). The same im2col code as ``conv2d``, over
+    three spatial dims.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> x = oxmera.ones(1, 2, 3, 4, 4)
+    >>> F.conv3d(x, oxmera.ones(1, 2, 2, 2, 2))[0, 0, 0]
+    tensor([[16., 16., 16.],
+            [16., 16., 16.],
+            [16., 16., 16.]], dtype=float32)
+    >>> F.conv3d(x, oxmera.ones(4, 1, 3, 3, 3), stride=(1, 2, 2), padding=1, groups=2).shape
+    oxmera.Size([1, 4, 3, 2, 2])
+    """
+    return _conv_forward(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
+@conv3d.vjp
+def _(ctx, grad, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv_vjp(3, "conv3d", ctx, grad, input, weight, bias, stride, padding, dilation,
+                     groups)
+
+
+_CONVOLUTIONS = {1: conv1d, 2: conv2d, 3: conv3d}
 
 
 def _grad_op_geometry(opname, input_shape, weight_shape, stride, padding, dilation, groups):
     nd = len(weight_shape) - 2
-    if nd not in (1, 2) or len(input_shape) != nd + 2:
-        raise OpError(f"{opname}(): expected a batched input shape and a weight of 1 or 2 "
+    if nd not in (1, 2, 3) or len(input_shape) != nd + 2:
+        raise OpError(f"{opname}(): expected a batched input shape and a weight of 1 to 3 "
                       f"spatial dims with as many, got input shape {tuple(input_shape)} and "
                       f"weight shape {tuple(weight_shape)}")
     return nd, _conv_geometry(opname, input_shape, weight_shape, None, stride, padding, dilation,
@@ -405,11 +458,11 @@ def _check_grad_shape(opname, grad, expected, input_shape, weight_shape):
 
 @op(inputs=2, promote=True, float_only=True)
 def conv_input_grad(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv1d``/``conv2d`` with respect to the input: a transposed convolution.
+    """The gradient of ``conv1d``/``2d``/``3d`` with respect to the input: a transposed convolution.
 
     ``grad`` is the gradient of the convolution's output ``(N, O, *out)``,
     ``input_shape`` the batched input's shape; the other arguments are the
-    convolution's (1-D or 2-D, from the weight's dimensions). Its VJP is the
+    convolution's (1-D to 3-D, from the weight's dimensions). Its VJP is the
     convolution (with respect to ``grad``) and :func:`conv_weight_grad`.
 
     Examples
@@ -424,9 +477,7 @@ def conv_input_grad(grad, weight, input_shape, stride=1, padding=0, dilation=1, 
         "conv_input_grad", input_shape, np.shape(weight), stride, padding, dilation, groups)
     _check_grad_shape("conv_input_grad", grad, input_shape[:1] + weight.shape[:1] + out_size,
                       input_shape, weight.shape)
-    out = _correlate_input_grad(_height_1(grad, nd), _height_1(weight, nd),
-                                _height_1_shape(input_shape, nd),
-                                *_as_2d(stride, pads, dilation), groups)
+    out = _correlate_input_grad(grad, weight, input_shape, stride, pads, dilation, groups)
     return out.reshape(input_shape)
 
 
@@ -446,7 +497,7 @@ def _(ctx, grad_of_input, grad, weight, input_shape, stride=1, padding=0, dilati
 
 @op(inputs=2, promote=True, float_only=True)
 def conv_weight_grad(input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1):
-    """The gradient of ``conv1d``/``conv2d`` with respect to the weight.
+    """The gradient of ``conv1d``/``2d``/``3d`` with respect to the weight.
 
     ``input`` is the batched input ``(N, C, *spatial)``, ``grad`` the gradient
     of the convolution's output; the other arguments are the convolution's.
@@ -469,9 +520,7 @@ def conv_weight_grad(input, grad, weight_shape, stride=1, padding=0, dilation=1,
         "conv_weight_grad", input.shape, weight_shape, stride, padding, dilation, groups)
     _check_grad_shape("conv_weight_grad", grad, input.shape[:1] + weight_shape[:1] + out_size,
                       input.shape, weight_shape)
-    out = _correlate_weight_grad(_height_1(input, nd), _height_1(grad, nd),
-                                 _height_1_shape(weight_shape, nd),
-                                 *_as_2d(stride, pads, dilation), groups)
+    out = _correlate_weight_grad(input, grad, weight_shape, stride, pads, dilation, groups)
     return out.reshape(weight_shape)
 
 
@@ -486,10 +535,6 @@ def _(ctx, grad_of_weight, input, grad, weight_shape, stride=1, padding=0, dilat
             if needs[0] else None,
             convolution(input, grad_of_weight, None, stride, padding, dilation, groups)
             if needs[1] else None)
-
-
-def _height_1_shape(shape, nd):
-    return shape[:2] + (1,) + shape[2:] if nd == 1 else shape
 
 
 # -- pooling ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import numpy as np
 from oxmera import _device, _layout
 from oxmera._core import autograd as _core
 from oxmera.ops import _registry
+from oxmera.ops._utils import parse_size
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty",
            "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
@@ -29,16 +30,7 @@ def _finish(array, requires_grad):
 
 
 def _size(size, opname):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = size[0]
-    try:
-        # operator.index, not int(): a float size is a mistake, not a size.
-        size = tuple(operator.index(s) for s in size)
-    except TypeError:
-        raise TypeError(f"{opname}(): size must be ints, got {size!r}") from None
-    if any(s < 0 for s in size):
-        raise ValueError(f"{opname}(): negative dimension in size {size}")
-    return size
+    return parse_size(opname, size)
 
 
 def _float_dtype(dtype):
@@ -68,11 +60,7 @@ def _options(opname, device=None, layout=None, pin_memory=False, out=None):
 
 def _shape(opname, size, size_keyword):
     """The shape from ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(size=(2, 3))``."""
-    if size_keyword is not None:
-        if size:
-            raise TypeError(f"{opname}() got multiple values for argument 'size'")
-        size = (size_keyword,)
-    return _size(size, opname)
+    return parse_size(opname, size, size_keyword)
 
 
 def _filled(opname, shape, fill, dtype, memory_format, like=None):
@@ -510,6 +498,6 @@ for _function, _example in (
         (zeros, "oxmera.ones(2, dtype=oxmera.int32).new_zeros(2, 3).dtype\n    dtype('int32')"),
         (ones, "oxmera.zeros(1, dtype=oxmera.float64).new_ones(2)\n"
                "    tensor([1., 1.], dtype=float64)"),
-        (empty, "oxmera.zeros(1).new_empty((2, 3)).shape\n    (2, 3)")):
+        (empty, "tuple(oxmera.zeros(1).new_empty((2, 3)).shape)\n    (2, 3)")):
     _registry.add_tensor_attribute(f"new_{_function.__name__}", _new_filled(_function, _example))
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
-from oxmera.ops import _registry, blas, elementwise, pointwise, reduce, shape, special
+from oxmera.ops import (_registry, blas, elementwise, index, pointwise, reduce, scatter,
+                        shape, special)
 from oxmera.ops.index import getitem, index_error, normalize_index
 
 __all__ = ["setitem"]
@@ -649,6 +650,53 @@ _GENERATED = add_inplace_methods({
     "heaviside": "oxmera.tensor(0.5)", "cumsum": "0", "cumprod": "0",
     "tril": ("oxmera.ones(2, 2)", ""), "triu": ("oxmera.ones(2, 2)", ""),
 })
+
+def _fill_diagonal(input, fill_value, wrap=False):
+    """``input`` with its main diagonal set to ``fill_value`` (``Tensor.fill_diagonal_``).
+
+    As PyTorch's: a 2-D tensor, or every dim of one size; a tall matrix's
+    diagonal restarts every ``columns + 1`` rows when ``wrap``.
+    """
+    shape_ = tuple(input.shape)
+    if input.ndim < 2:
+        raise RuntimeError(f"fill_diagonal_(): dimensions must larger than 1, got a tensor of "
+                           f"shape {shape_}")
+    if input.ndim > 2 and len(set(shape_)) != 1:
+        raise RuntimeError(f"fill_diagonal_(): all dimensions of input must be of equal length, "
+                           f"got shape {shape_}")
+    mask = np.zeros(shape_, dtype=bool)
+    flat = mask.reshape(-1)
+    if input.ndim == 2:
+        rows, columns = shape_
+        stop = rows * columns if wrap or rows <= columns else columns * columns
+        flat[:stop:columns + 1] = True
+    else:
+        flat[::sum(int(np.prod(shape_[k + 1:])) for k in range(input.ndim))] = True
+    return elementwise.where(Tensor(mask), fill_value, input)
+
+
+# Indexing ops PyTorch also writes in place (``x.index_add_(0, i, s)``, ``x[mask] = v``'s
+# cousins masked_fill_ and masked_scatter_).
+_GENERATED.update(add_inplace_methods({
+    "masked_fill": index.masked_fill, "scatter": index.scatter,
+    "scatter_add": index.scatter_add,
+    **{name: getattr(scatter, name) for name in (
+        "index_add", "index_copy", "index_fill", "index_put", "masked_scatter",
+        "scatter_reduce", "put")},
+    "fill_diagonal": _fill_diagonal,
+}, examples={
+    "masked_fill": "oxmera.tensor([True, False]), 0.0",
+    "scatter": "0, oxmera.tensor([1]), 3.0",
+    "scatter_add": "0, oxmera.tensor([1, 1]), oxmera.ones(2)",
+    "index_add": "0, oxmera.tensor([0]), oxmera.ones(1)",
+    "index_copy": "0, oxmera.tensor([1]), oxmera.ones(1)",
+    "index_fill": "0, oxmera.tensor([1]), 2.0",
+    "index_put": "(oxmera.tensor([0]),), oxmera.ones(1)",
+    "masked_scatter": "oxmera.tensor([False, True]), oxmera.ones(2)",
+    "scatter_reduce": "0, oxmera.tensor([0, 0]), oxmera.ones(2), 'sum'",
+    "put": "oxmera.tensor([1]), oxmera.ones(1)",
+    "fill_diagonal": ("oxmera.zeros(2, 2)", "1.0"),
+}))
 
 #: The in-place forms PyTorch also has as functions (``torch.relu_(x)``).
 _FUNCTIONS = ("abs_", "acos_", "acosh_", "addmv_", "asin_", "asinh_", "atan_", "atanh_",

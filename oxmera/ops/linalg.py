@@ -1,6 +1,6 @@
 """Linear algebra: matmul (1-D, 2-D, batched, broadcasting batch dims), mm, bmm,
 dot, outer, einsum, tensordot, and the ops behind ``oxmera.linalg``: inv, det,
-solve, and the vector and matrix norms.
+solve, the vector and matrix norms, svd (its op).
 
 The primitives with VJPs of their own are matmul, einsum, inv, det, solve
 and svd; mm, bmm, dot, outer and tensordot check their operands and are
@@ -24,7 +24,7 @@ from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.elementwise import mul, where
 
-__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot"]
+__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot", "det", "inverse"]
 
 OpError = _core.OpError
 Tensor = _core.Tensor
@@ -422,6 +422,26 @@ def einsum(*args):
 
 # -- inv, det, solve -----------------------------------------------------------------------
 
+class LinAlgError(OpError):
+    """A linear-algebra routine failed on the values of its input (a matrix
+    that is singular or not positive-definite): ``torch.linalg.LinAlgError``.
+
+    A ``RuntimeError``, as PyTorch's (and an :class:`oxmera.OpError`).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> try:
+    ...     oxmera.linalg.cholesky(-oxmera.eye(2))
+    ... except oxmera.linalg.LinAlgError as err:
+    ...     print(isinstance(err, RuntimeError))
+    True
+    """
+
+
+LinAlgError.__module__ = "oxmera.linalg"
+
+
 def _check_square(shape, opname, what="the input"):
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise OpError(f"{opname}(): {what} must be a square matrix or a batch of them, got "
@@ -432,7 +452,7 @@ def _check_square(shape, opname, what="the input"):
 def inv(A):
     """Inverse of a square matrix (or of each in a batch): ``oxmera.linalg.inv``.
 
-    A singular matrix is a ``RuntimeError`` (an :class:`oxmera.OpError`).
+    A singular matrix is an ``oxmera.linalg.LinAlgError`` (a ``RuntimeError``).
 
     Examples
     --------
@@ -445,7 +465,7 @@ def inv(A):
     try:
         return np.linalg.inv(A)
     except np.linalg.LinAlgError:
-        raise OpError(f"linalg.inv(): the input of shape {A.shape} is singular (has a matrix "
+        raise LinAlgError(f"linalg.inv(): the input of shape {A.shape} is singular (has a matrix "
                       f"with determinant 0), so it has no inverse") from None
 
 
@@ -543,7 +563,7 @@ def _solve_op(A, B):
     try:
         return np.linalg.solve(A, B)
     except np.linalg.LinAlgError:
-        raise OpError(f"linalg.solve(): A (shape {A.shape}) is singular: the system has no "
+        raise LinAlgError(f"linalg.solve(): A (shape {A.shape}) is singular: the system has no "
                       f"unique solution") from None
 
 
@@ -561,7 +581,7 @@ def solve(A, B, *, left=True):
 
     ``A`` is ``(*, n, n)``; ``B`` is a batch of vectors ``(*, n)`` (when it is
     1-D or has ``A``'s shape minus the last dim) or of matrices ``(*, n, k)``;
-    batch dims broadcast. A singular ``A`` is a ``RuntimeError``.
+    batch dims broadcast. A singular ``A`` is an ``oxmera.linalg.LinAlgError``.
 
     Examples
     --------
@@ -587,10 +607,12 @@ def solve(A, B, *, left=True):
 # -- svd, for the spectral matrix norms --------------------------------------------------------
 
 @op("linalg_svd", save=(), save_output=True, float_only=True, outputs=("U", "S", "Vh"))
-def _svd(A):
-    """The reduced singular value decomposition ``A = U diag(S) Vh`` behind
-    :func:`svdvals` and the nuclear and spectral norms (``U`` is ``(..., m, k)``,
-    ``S`` ``(..., k)`` in descending order, ``Vh`` ``(..., k, n)``, ``k = min(m, n)``).
+def _svd(A, full_matrices=False):
+    """The singular value decomposition ``A = U diag(S) Vh`` behind
+    ``oxmera.linalg.svd``, :func:`svdvals` and the nuclear and spectral norms
+    (``U`` is ``(..., m, k)``, ``S`` ``(..., k)`` in descending order, ``Vh``
+    ``(..., k, n)``, ``k = min(m, n)``; ``(..., m, m)`` and ``(..., n, n)``
+    with ``full_matrices``).
 
     Its gradient is PyTorch's (``svd_backward``); through ``U`` and ``Vh`` it
     needs distinct singular values, and only functions that do not depend on
@@ -605,7 +627,7 @@ def _svd(A):
     """
     if A.ndim < 2:
         raise OpError(f"linalg.svd(): the input must have at least 2 dims, got shape {A.shape}")
-    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
     return U, S, Vh
 
 
@@ -616,9 +638,14 @@ def _absent(grad):
 
 
 @_svd.vjp
-def _(ctx, grads, A):
+def _(ctx, grads, A, full_matrices=False):
     grad_u, grad_s, grad_vh = grads
     U, S, Vh = ctx.output
+    if full_matrices:
+        # As PyTorch: only the first k singular vectors are determined by A
+        # (the others are any orthonormal completion); they alone carry gradient.
+        k = S.shape[-1]
+        U, grad_u, Vh, grad_vh = U[..., :k], grad_u[..., :k], Vh[..., :k, :], grad_vh[..., :k, :]
     m, n = U.shape[-2], Vh.shape[-1]
     use_u, use_vh = not _absent(grad_u), not _absent(grad_vh)
     if not use_u and not use_vh:
@@ -792,9 +819,17 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 # -- Tensor methods (as in PyTorch) ---------------------------------------------------------
 
-def _inverse(self):
-    """``oxmera.linalg.inv(self)``: PyTorch's ``Tensor.inverse``."""
-    return inv(self)
+def inverse(input):
+    """``oxmera.linalg.inv(input)``: PyTorch's ``torch.inverse`` and ``Tensor.inverse``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.inverse(oxmera.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5 , 0.  ],
+            [0.  , 0.25]], dtype=float32)
+    """
+    return inv(input)
 
 
 def _det(self):
@@ -803,6 +838,6 @@ def _det(self):
 
 
 for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("outer", outer),
-                   ("inverse", _inverse), ("det", _det)):
+                   ("inverse", inverse), ("det", _det)):
     _registry.add_tensor_attribute(_name, _fn)
 del _name, _fn

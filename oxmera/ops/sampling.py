@@ -28,6 +28,7 @@ from oxmera import _device
 from oxmera import random as _random
 from oxmera._core import autograd as _core
 from oxmera.ops import _registry, elementwise, inplace
+from oxmera.ops._utils import parse_size
 
 __all__ = ["rand", "randn", "randint", "normal", "rand_like", "randn_like", "randint_like",
            "randperm", "multinomial", "bernoulli", "poisson"]
@@ -51,36 +52,11 @@ def _common(opname, out, device):
 
 
 def _shape(opname, sizes, size=None, varargs=True):
-    """A size given as varargs, one sequence, or ``size=``, as a tuple of ints.
+    """A size given as varargs, one sequence, or ``size=`` (``ops._utils.parse_size``).
 
     ``varargs=False``: the size must be one sequence (``randint``'s ``size``).
     """
-    if size is not None:
-        if sizes:
-            raise TypeError(f"{opname}(): the size was given both positionally and as size=")
-        sizes = (size,)
-    if not sizes:
-        raise TypeError(f"{opname}(): missing the size (e.g. {opname}(2, 3) or "
-                        f"{opname}(size=(2, 3)))")
-    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
-        sizes = sizes[0]
-    elif not varargs:
-        raise TypeError(f"{opname}(): argument 'size' must be a tuple of ints, not "
-                        f"{type(sizes[0]).__name__}")
-    shape = []
-    for position, s in enumerate(sizes):
-        try:
-            # operator.index, not int(): a float size is a mistake, not a size.
-            shape.append(operator.index(s))
-        except TypeError:
-            raise TypeError(f"{opname}(): argument 'size' must be a tuple of ints, but found "
-                            f"element of type {type(s).__name__} at pos {position}") from None
-    shape = tuple(shape)
-    if any(s < 0 for s in shape):
-        negative = next(s for s in shape if s < 0)
-        raise RuntimeError(f"{opname}(): trying to create a tensor with negative dimension "
-                           f"{negative}: {list(shape)}")
-    return shape
+    return parse_size(opname, sizes, size, varargs=varargs, required=True)
 
 
 def _float_dtype(opname, dtype):
@@ -325,7 +301,8 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise).
+    """A random permutation of the integers from 0 to ``n - 1`` (int64 unless ``dtype``
+    says otherwise).
 
     Examples
     --------

@@ -41,6 +41,9 @@ class Adagrad(Optimizer):
         Added to the denominator for numerical stability.
     maximize : bool, default False
         Maximize the objective instead of minimizing it.
+    foreach, differentiable, fused : optional
+        Accepted as PyTorch takes them; they select PyTorch's kernels and
+        change nothing here (see ``Optimizer``).
 
     Examples
     --------
@@ -58,10 +61,11 @@ class Adagrad(Optimizer):
     _required_state = ("step", "sum")
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, *, maximize=False):
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
-                    "maximize": maximize}
+                    "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def _check_hyper_parameters(self, where, group):

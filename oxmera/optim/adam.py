@@ -48,6 +48,9 @@ class Adam(Optimizer):
     decoupled_weight_decay : bool, default False
         Decay the weights directly, as AdamW does, instead of through the
         gradient.
+    foreach, fused, capturable, differentiable : optional
+        Accepted as PyTorch takes them; they select PyTorch's kernels and
+        change nothing here (see ``Optimizer``).
 
     Notes
     -----
@@ -72,10 +75,12 @@ class Adam(Optimizer):
     _required_state = ("step", "exp_avg", "exp_avg_sq")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
         defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize,
-                    "decoupled_weight_decay": decoupled_weight_decay}
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable,
+                    "fused": fused, "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
     def _check_hyper_parameters(self, where, group):

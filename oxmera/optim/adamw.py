@@ -32,6 +32,9 @@ class AdamW(Adam):
         Normalize by the running maximum of the second moment (AMSGrad).
     maximize : bool, default False
         Maximize the objective instead of minimizing it.
+    foreach, fused, capturable, differentiable : optional
+        Accepted as PyTorch takes them; they select PyTorch's kernels and
+        change nothing here (see ``Optimizer``).
 
     Examples
     --------
@@ -46,6 +49,9 @@ class AdamW(Adam):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, maximize=maximize, decoupled_weight_decay=True)
+                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -83,15 +83,56 @@ def _check_flags(where, group, *keys):
                             f"{type(group[key]).__name__})")
 
 
+def _pair(where, group, key, names, label=None):
+    """``group[key]`` as two floats, after checking it is a pair of real numbers
+    (``names`` says what the pair holds, ``label(i)`` how a message names item ``i``)."""
+    pair = group[key]
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValueError(f"{where}: {key} must be a pair {names}, got {pair!r}")
+    label = label or (lambda i: f"{key}[{i}]")
+    return tuple(_real(where, label(i), value) for i, value in enumerate(pair))
+
+
 def _check_betas(where, group):
     """Raise unless ``group['betas']`` is a pair of real numbers in [0, 1) (Adam's)."""
-    betas = group["betas"]
-    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-        raise ValueError(f"{where}: betas must be a pair (beta1, beta2), got {betas!r}")
+    betas = _pair(where, group, "betas", "(beta1, beta2)",
+                  lambda i: f"beta parameter at index {i}")
     for i, beta in enumerate(betas):
-        if not 0.0 <= _real(where, f"beta parameter at index {i}", beta) < 1.0:
-            raise ValueError(f"{where}: invalid beta parameter at index {i}: {beta} "
-                             f"(must be in [0, 1))")
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"{where}: invalid beta parameter at index {i}: "
+                             f"{group['betas'][i]} (must be in [0, 1))")
+
+
+def _check_at_most(where, group, key, high):
+    """Raise unless ``group[key]`` is a finite real number in ``[0, high]``."""
+    _check_non_negative(where, group, key)
+    if not group[key] <= high:
+        raise ValueError(f"{where}: invalid {_label(key)}: {group[key]} (must be in "
+                         f"[0, {high}])")
+
+
+def _check_implementation_flags(where, group):
+    """Check PyTorch's implementation flags, which change nothing here.
+
+    ``foreach`` and ``fused`` pick PyTorch's multi-tensor or fused kernels,
+    ``capturable`` makes the step CUDA-graph safe and ``differentiable``
+    lets autograd through the step: oxmera has one implementation, which
+    updates the arrays outside the tape, so the flags are accepted (and kept
+    in the groups, as in PyTorch's state dicts) for programs that pass them.
+    PyTorch's refusals of contradictory flags are kept.
+    """
+    for key in ("foreach", "fused"):
+        value = group.get(key)
+        if value is not None and not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{where}: invalid {key}: {value!r} (must be None or a bool, got "
+                            f"{type(value).__name__})")
+    _check_flags(where, group, *(key for key in ("capturable", "differentiable")
+                                 if key in group))
+    if group.get("fused"):
+        if group.get("differentiable"):
+            raise RuntimeError(f"{where}: `fused` does not support `differentiable`")
+        if group.get("foreach"):
+            raise RuntimeError(f"{where}: `fused` and `foreach` cannot be `True` together.")
 
 
 class _RequiredParameter:
@@ -133,6 +174,14 @@ class Optimizer:
     tensors (as in PyTorch): ``copy.deepcopy`` it, or ``oxmera.save`` it,
     for a snapshot.
 
+    PyTorch's implementation flags (``foreach``, ``fused``, ``capturable``,
+    ``differentiable``) are taken by each optimizer that PyTorch's takes
+    them, checked (bool or None; ``fused`` with ``foreach`` or
+    ``differentiable`` is a RuntimeError, as in PyTorch) and kept in the
+    groups, and change nothing: oxmera has one implementation, which updates
+    the parameters' arrays outside the tape (so ``differentiable=True`` does
+    not make the step differentiable).
+
     Examples
     --------
     >>> import oxmera
@@ -150,7 +199,8 @@ class Optimizer:
 
     #: The per-parameter state ``step()`` reads, by key, and what each value must be
     #: (``"step"``: a whole number >= 0; ``"finite"``: a finite tensor of the parameter's
-    #: shape; ``"non-negative"``: also >= 0; ``"finite or None"``); ``load_state_dict``
+    #: shape; ``"non-negative"``: also >= 0; ``"finite or None"``; ``"scalar"``: a finite
+    #: number, kept as a 0-d float32 tensor as PyTorch keeps it); ``load_state_dict``
     #: refuses other keys. None (a subclass that declares nothing): any keys, tensors of
     #: the parameter's shape and a numeric ``'step'``.
     _state_kinds = None
@@ -159,7 +209,7 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         name = type(self).__name__
-        self._check_hyper_parameters(name, defaults)
+        self._check_param_group(name, defaults)
         self.defaults = defaults
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -281,6 +331,7 @@ class Optimizer:
         """``_check_hyper_parameters``, plus the keys every optimizer's groups share."""
         if "initial_lr" in group:           # recorded by the learning-rate schedulers
             _check_non_negative(where, group, "initial_lr")
+        _check_implementation_flags(where, group)
         self._check_hyper_parameters(where, group)
 
     # -- gradients and steps ---------------------------------------------------------------
@@ -352,6 +403,11 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._check_grad_shapes()
+        return loss
+
+    def _check_grad_shapes(self):
+        """Raise ``RuntimeError`` if a gradient's shape is not its parameter's."""
         name = type(self).__name__
         for i, group in enumerate(self.param_groups):
             for j, p in enumerate(group["params"]):
@@ -360,7 +416,6 @@ class Optimizer:
                     raise RuntimeError(f"{name}.step(): parameter {j} of group {i} has shape "
                                        f"{p.shape} but its gradient has shape {grad.shape}; "
                                        f"nothing was updated")
-        return loss
 
     @staticmethod
     def _params_to_update(group):
@@ -527,7 +582,7 @@ class Optimizer:
                                  f"parameter {key}")
         try:
             self._check_param_group(where, new_group)
-        except TypeError as err:             # a state dict that does not fit: ValueError
+        except (TypeError, RuntimeError) as err:     # a state dict that does not fit
             raise ValueError(str(err)) from None
         return new_group
 
@@ -550,6 +605,8 @@ class Optimizer:
             kind = kinds[key] if kinds is not None else None
             if key == "step" or kind == "step":
                 loaded[key] = _loaded_step(where, value)
+            elif kind == "scalar":
+                loaded[key] = _loaded_scalar(where, value)
             elif kind is None and not _is_array(value):
                 loaded[key] = copy.deepcopy(value)       # a custom optimizer's own value
             elif kind == "finite or None" and value is None:
@@ -580,26 +637,41 @@ def _as_array(value):
 
 def _loaded_step(where, value):
     """A loaded step count as the 0-d float32 tensor the optimizers advance."""
-    number = value
-    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(
-            value, (bool, np.bool_)):
-        array = _as_array(value)
-        if array is None or array.shape != () or array.dtype.kind not in "iuf":
-            described = (f"a {array.dtype} array of shape {array.shape}" if array is not None
-                         else f"a {type(value).__name__}")
-            raise ValueError(f"{where} must be a number or a 0-d tensor (the count of steps "
-                             f"taken), got {described}")
-        number = array[()]
-    try:
-        count = float(number)
-    except OverflowError:
-        count = math.inf
+    number = _scalar_value(where, value, "the count of steps taken")
     with np.errstate(all="ignore"):          # an overflow to inf is refused just below
-        step = np.float32(count)
+        step = np.float32(number)
     if not (math.isfinite(step) and step >= 0 and step == math.floor(step)):
         raise ValueError(f"{where} is {number!r}; it must be a whole number >= 0 (the count "
                          f"of steps taken) that float32 holds")
     return tensor(step, dtype=np.float32)
+
+
+def _scalar_value(where, value, what):
+    """``value`` (a number or a 0-d real tensor) as a Python float."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+            value, (bool, np.bool_)):
+        try:
+            return float(value)
+        except OverflowError:                # an int beyond float's range
+            return math.inf if value > 0 else -math.inf
+    array = _as_array(value)
+    if array is None or array.shape != () or array.dtype.kind not in "iuf":
+        described = (f"a {array.dtype} array of shape {array.shape}" if array is not None
+                     else f"a {type(value).__name__}")
+        raise ValueError(f"{where} must be a number or a 0-d tensor ({what}), got {described}")
+    return float(array[()])
+
+
+def _loaded_scalar(where, value):
+    """A loaded per-parameter scalar (NAdam's mu_product, ASGD's eta) as a 0-d float32
+    tensor, PyTorch's dtype for it."""
+    number = _scalar_value(where, value, "a finite number")
+    with np.errstate(all="ignore"):          # an overflow to inf is refused just below
+        scalar = np.float32(number)
+    if not math.isfinite(scalar):
+        raise ValueError(f"{where} is {number!r}; it must be a finite number that float32 "
+                         f"holds")
+    return tensor(scalar, dtype=np.float32)
 
 
 def _loaded_tensor(where, param, kind, value):

@@ -47,6 +47,9 @@ class RMSprop(Optimizer):
         second moment.
     maximize : bool, default False
         Maximize the objective instead of minimizing it.
+    capturable, foreach, differentiable : optional
+        Accepted as PyTorch takes them; they select PyTorch's kernels and
+        change nothing here (see ``Optimizer``).
 
     Notes
     -----
@@ -70,9 +73,12 @@ class RMSprop(Optimizer):
     _required_state = ("step", "square_avg")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, *, maximize=False):
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
-                    "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _check_hyper_parameters(self, where, group):

@@ -40,6 +40,9 @@ class SGD(Optimizer):
         Nesterov momentum (needs ``momentum > 0`` and ``dampening == 0``).
     maximize : bool, default False
         Maximize the objective instead of minimizing it.
+    foreach, differentiable, fused : optional
+        Accepted as PyTorch takes them; they select PyTorch's kernels and
+        change nothing here (see ``Optimizer``).
 
     Notes
     -----
@@ -63,9 +66,10 @@ class SGD(Optimizer):
     _state_kinds = {"momentum_buffer": "finite or None"}
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                 *, maximize=False):
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
         defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+                    "foreach": foreach, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
 
     def _check_hyper_parameters(self, where, group):

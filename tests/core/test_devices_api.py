@@ -280,7 +280,7 @@ def test_size_forms():
     assert oxmera.zeros(()).shape == () and oxmera.zeros(size=()).shape == ()
     with pytest.raises(TypeError, match="zeros\\(\\) got multiple values for argument 'size'"):
         oxmera.zeros(2, size=(2,))
-    with pytest.raises(TypeError, match="size must be ints"):
+    with pytest.raises(TypeError, match="must be a tuple of ints, but found element of type float"):
         oxmera.ones(2.0)
     with pytest.raises(TypeError, match="Tensor.new_empty\\(\\) got multiple values"):
         oxmera.ones(1).new_empty(2, size=(2,))

@@ -29,8 +29,12 @@ def _matrices(shape, seed=0):
 def test_the_namespace():
     for name in ("norm", "vector_norm", "matrix_norm", "inv", "det", "solve", "svdvals"):
         assert callable(getattr(oxmera.linalg, name)) and name in oxmera.linalg.__all__
-    for name in ("inv", "det", "solve", "vector_norm", "matrix_norm", "svdvals"):
+    for name in ("inv", "solve", "vector_norm", "matrix_norm", "svdvals", "eigh", "lstsq"):
         assert name not in oxmera.__all__       # linalg only, as in PyTorch
+    # PyTorch's top-level names: the same function, or (svd, qr, cholesky)
+    # the legacy one with its own signature.
+    assert oxmera.det is oxmera.linalg.det and oxmera.slogdet is oxmera.linalg.slogdet
+    assert oxmera.svd is not oxmera.linalg.svd and oxmera.qr is not oxmera.linalg.qr
 
 
 # -- inv ---------------------------------------------------------------------------------------

@@ -199,7 +199,8 @@ INPLACE_METHODS = """abs_ neg_ sign_ sgn_ reciprocal_ square_ exp_ exp2_ expm1_ 
     clamp_max_ addcmul_ addcdiv_ addmm_ addmv_ addbmm_ baddbmm_ lgamma_ digamma_ polygamma_
     mvlgamma_ i0_ add_ sub_ mul_ div_ pow_ floor_divide_ true_divide_ divide_ eq_ ne_ lt_ le_
     gt_ ge_ logical_and_ logical_or_ logical_xor_ logical_not_ heaviside_ cumsum_ cumprod_
-    tril_ triu_""".split()
+    tril_ triu_ masked_fill_ scatter_ scatter_add_ index_add_ index_copy_ index_fill_ index_put_
+    masked_scatter_ scatter_reduce_ put_ fill_diagonal_""".split()
 INPLACE_FUNCTIONS = """abs_ acos_ acosh_ addmv_ asin_ asinh_ atan_ atanh_ ceil_ clamp_min_
     clamp_max_ cos_ cosh_ deg2rad_ erf_ erfc_ exp_ exp2_ expm1_ floor_ frac_ i0_ ldexp_ log_
     log10_ log1p_ log2_ logit_ nan_to_num_ neg_ rad2deg_ reciprocal_ relu_ round_ rsqrt_

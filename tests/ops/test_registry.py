@@ -53,10 +53,17 @@ CANNOT_TAKE = {
     "split": {"0-d"}, "unbind": {"0-d"}, "diagonal": {"0-d"}, "diagonal_backward": {"0-d"},
     "tril": {"0-d"}, "triu": {"0-d"},
     "linalg_inv": {"0-d"}, "linalg_det": {"0-d"}, "linalg_solve": {"0-d"}, "linalg_svd": {"0-d"},
+    **dict.fromkeys(("linalg_eigh", "linalg_cholesky_ex", "linalg_qr", "linalg_lu_factor_ex",
+                     "linalg_slogdet", "linalg_solve_triangular", "linalg_pinv", "linalg_lstsq",
+                     "linalg_matrix_exp"), {"0-d"}),    # matrices
     # convolution and pooling need channel and spatial dimensions
     "conv1d": {"0-d"}, "conv2d": {"0-d"}, "conv_input_grad": {"0-d"}, "conv_weight_grad": {"0-d"},
+    "conv3d": {"0-d"}, "im2col": {"0-d"}, "col2im": {"0-d"},
     "max_pool2d": {"0-d"}, "max_pool2d_backward": {"0-d"}, "max_pool2d_gather": {"0-d"},
     "avg_pool2d": {"0-d"}, "avg_pool2d_backward": {"0-d"},
+    "max_pool1d": {"0-d"}, "max_pool3d": {"0-d"}, "adaptive_max_pool1d": {"0-d"},
+    "adaptive_max_pool2d": {"0-d"}, "adaptive_max_pool3d": {"0-d"}, "max_unpool": {"0-d"},
+    "fractional_max_pool2d": {"0-d"}, "fractional_max_pool3d": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension
     "unfold_backward": {"0-d"},
 }

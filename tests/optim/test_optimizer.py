@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 
 import oxmera
-from oxmera.optim import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from oxmera.optim import (ASGD, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, NAdam, Optimizer,
+                          RAdam, RMSprop, Rprop)
 from oxmera.optim.optimizer import required
 
-ALL = [SGD, Adam, AdamW, RMSprop, Adagrad]
+ALL = [SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop]
 OPTIONS = {SGD: dict(lr=0.1, momentum=0.9, nesterov=True), Adam: dict(lr=0.1, amsgrad=True),
            AdamW: dict(lr=0.1), RMSprop: dict(lr=0.1, momentum=0.5, centered=True),
-           Adagrad: dict(lr=0.1, lr_decay=0.1)}
+           Adagrad: dict(lr=0.1, lr_decay=0.1), Adadelta: dict(lr=10.0, rho=0.8),
+           Adamax: dict(lr=0.1), NAdam: dict(lr=0.1, decoupled_weight_decay=True),
+           RAdam: dict(lr=0.1), ASGD: dict(lr=0.1, t0=1), Rprop: dict(lr=0.1)}
 
 
 def _params(seed=0):
@@ -205,8 +208,8 @@ def test_parameters_without_gradient_are_skipped(optimizer_class):
 @pytest.mark.parametrize("optimizer_class", ALL)
 def test_the_gradient_is_not_modified(optimizer_class):
     params = _params()
-    opt = optimizer_class(params, weight_decay=0.1, maximize=True,
-                          **{k: v for k, v in OPTIONS[optimizer_class].items()})
+    decay = {} if optimizer_class is Rprop else {"weight_decay": 0.1}   # Rprop has none
+    opt = optimizer_class(params, maximize=True, **decay, **OPTIONS[optimizer_class])
     _loss(params).backward()
     grads = [p.grad.numpy().copy() for p in params]
     opt.step()

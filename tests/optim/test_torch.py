@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import oxmera
-from oxmera.optim import SGD, Adagrad, Adam, AdamW, RMSprop
 
 torch = pytest.importorskip("torch")
 
@@ -46,8 +45,35 @@ CASES = [
     ("RMSprop", dict(lr=0.005, alpha=0.9, momentum=0.5, weight_decay=0.01)),
     ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.01)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.01, initial_accumulator_value=0.1)),
+    ("Adagrad", dict(lr=0.05, maximize=True, foreach=False, fused=None)),
+    ("Adam", dict(lr=0.001, maximize=True, foreach=True, capturable=False,
+                  differentiable=False)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, fused=True)),
+    ("AdamW", dict(lr=0.001, maximize=True, weight_decay=0.05, amsgrad=True)),
+    ("RMSprop", dict(lr=0.001, maximize=True, foreach=False)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.05)),
+    ("Adadelta", dict(lr=0.1, maximize=True, foreach=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.02, betas=(0.8, 0.95), eps=1e-6, weight_decay=0.05)),
+    ("Adamax", dict(lr=0.001, maximize=True)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, betas=(0.8, 0.99), weight_decay=0.05, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=0.001, maximize=True, foreach=False)),
+    ("RAdam", dict(lr=0.01)),              # rho_t passes 5 at step 6: both branches run
+    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.05)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RAdam", dict(lr=0.001, maximize=True)),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.6, t0=10, weight_decay=0.01)),
+    ("ASGD", dict(lr=0.001, t0=0, maximize=True)),
+    ("Rprop", dict(lr=0.01)),
+    ("Rprop", dict(lr=0.02, etas=(0.3, 1.5), step_sizes=(1e-4, 0.05))),
+    ("Rprop", dict(lr=0.001, maximize=True, foreach=False)),
+    ("SGD", dict(lr=0.05, momentum=0.9, foreach=False, differentiable=False, fused=None)),
 ]
-OURS = {"SGD": SGD, "Adam": Adam, "AdamW": AdamW, "RMSprop": RMSprop, "Adagrad": Adagrad}
+OURS = {name: getattr(oxmera.optim, name) for name, _ in CASES}
 
 
 def _trajectories(name, options, dtype, steps=50):
@@ -82,10 +108,12 @@ def test_float64_trajectory_matches_pytorch(name, options):
     for index, state in sd_theirs["state"].items():
         assert set(sd_ours["state"][index]) == set(state)
         for key, value in state.items():
-            np.testing.assert_allclose(sd_ours["state"][index][key].numpy(),
-                                       value.detach().numpy(), rtol=1e-6, atol=1e-9,
-                                       err_msg=f"state {index} {key}")
+            ours_value = sd_ours["state"][index][key]
+            assert ours_value.dtype == np.dtype(str(value.dtype).replace("torch.", "")), key
+            np.testing.assert_allclose(ours_value.numpy(), value.detach().numpy(), rtol=1e-6,
+                                       atol=1e-9, err_msg=f"state {index} {key}")
     for g_ours, g_theirs in zip(sd_ours["param_groups"], sd_theirs["param_groups"]):
+        assert set(g_ours) == set(g_theirs)
         for key in g_ours:
             assert g_ours[key] == g_theirs[key], key
 

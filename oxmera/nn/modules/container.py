@@ -109,6 +109,33 @@ class Sequential(Module):
                              f"{type(other).__name__} is given.")
         return self.extend(other)
 
+    def _check_factor(self, other):
+        if not isinstance(other, int) or isinstance(other, bool):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
+                            f"{type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other):
+        # The same module objects repeated (shared parameters), as in PyTorch.
+        self._check_factor(other)
+        combined = Sequential()
+        for _ in range(other):
+            for module in self:
+                combined.append(module)
+        return combined
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        self._check_factor(other)
+        originals = list(self)
+        for _ in range(other - 1):
+            for module in originals:
+                self.append(module)
+        return self
+
     def __dir__(self):
         return [key for key in super().__dir__() if not key.isdigit()]
 

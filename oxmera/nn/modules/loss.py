@@ -9,11 +9,15 @@ at its first call.
 import sys
 
 from oxmera.nn import functional as F
+from oxmera.nn.modules.distance import PairwiseDistance
 from oxmera.nn.modules.module import Module
 from oxmera.ops.loss import _check_reduction
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
-           "BCELoss", "BCEWithLogitsLoss"]
+           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
+           "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss",
+           "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss"]
 
 
 def _outside_this_file():
@@ -100,7 +104,8 @@ class SmoothL1Loss(_Loss):
 class HuberLoss(_Loss):
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``.
 
-    It is ``delta`` times :class:`SmoothL1Loss` with ``beta=delta``.
+    It is ``delta`` times :class:`SmoothL1Loss` with ``beta=delta`` (see
+    ``oxmera.nn.functional.huber_loss``).
 
     Examples
     --------
@@ -117,8 +122,7 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):
-        return F.smooth_l1_loss(input, target, reduction=self.reduction,
-                                beta=self.delta) * self.delta
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class NLLLoss(_WeightedLoss):
@@ -225,3 +229,307 @@ class BCEWithLogitsLoss(_Loss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence of ``target`` from ``exp(input)`` (see
+    ``oxmera.nn.functional.kl_div``); ``reduction`` may also be ``'batchmean'``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.KLDivLoss(reduction="batchmean", log_target=True)
+    >>> loss
+    KLDivLoss()
+    >>> loss(oxmera.tensor([[0.5, 0.5]]).log(), oxmera.tensor([[0.9, 0.1]]).log())
+    tensor(0.3681, dtype=float32)
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        batchmean = reduction == "batchmean" and size_average is None and reduce is None
+        super().__init__(size_average, reduce, "mean" if batchmean else reduction)
+        if batchmean:
+            self.reduction = "batchmean"
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log likelihood of a Poisson ``target`` with rate ``input`` (its log
+    with ``log_input``), Stirling's term with ``full`` (see
+    ``oxmera.nn.functional.poisson_nll_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.PoissonNLLLoss()(oxmera.tensor([0.0, 1.0]), oxmera.tensor([1.0, 2.0]))
+    tensor(0.8591, dtype=float32)
+    """
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log likelihood of ``target`` under Gaussians of mean ``input`` and
+    variance ``var`` (see ``oxmera.nn.functional.gaussian_nll_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.GaussianNLLLoss()
+    >>> loss(oxmera.tensor([0.0, 1.0]), oxmera.tensor([1.0, 1.0]), oxmera.tensor([1.0, 4.0]))
+    tensor(0.5966, dtype=float32)
+    """
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` for target 1, ``max(0, cos(x1, x2) - margin)`` for -1 (see
+    ``oxmera.nn.functional.cosine_embedding_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.CosineEmbeddingLoss(margin=0.5)
+    >>> loss(oxmera.tensor([[1.0, 0.0]]), oxmera.tensor([[1.0, 1.0]]), oxmera.tensor([-1]))
+    tensor(0.2071, dtype=float32)
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -target * (input1 - input2) + margin)`` (see
+    ``oxmera.nn.functional.margin_ranking_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.MarginRankingLoss(margin=0.5)(oxmera.tensor([2.0, 0.0]), oxmera.tensor([1.0, 1.0]),
+    ...                                  oxmera.tensor([1.0, 1.0]))
+    tensor(0.75, dtype=float32)
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``input`` for target 1, ``max(0, margin - input)`` for -1 (see
+    ``oxmera.nn.functional.hinge_embedding_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.HingeEmbeddingLoss()(oxmera.tensor([0.3, 0.3]), oxmera.tensor([1.0, -1.0]))
+    tensor(0.5, dtype=float32)
+    """
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """The logistic loss ``log(1 + exp(-target * input))`` (see
+    ``oxmera.nn.functional.soft_margin_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> nn.SoftMarginLoss()(oxmera.tensor([0.0, 0.0]), oxmera.tensor([1.0, -1.0]))
+    tensor(0.6931, dtype=float32)
+    """
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class binary cross entropy of logits, averaged over the classes (see
+    ``oxmera.nn.functional.multilabel_soft_margin_loss``); ``weight`` a buffer.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.MultiLabelSoftMarginLoss(weight=oxmera.tensor([1.0, 3.0]))
+    >>> loss(oxmera.tensor([[0.0, 0.0]]), oxmera.tensor([[1.0, 0.0]]))
+    tensor(1.3863, dtype=float32)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss of class-index targets ended by -1 (see
+    ``oxmera.nn.functional.multilabel_margin_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> x = oxmera.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> nn.MultiLabelMarginLoss()(x, oxmera.tensor([[3, 0, -1, 1]]))
+    tensor(0.85, dtype=float32)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss (``p`` 1 or 2, ``margin``, class ``weight`` a
+    buffer; see ``oxmera.nn.functional.multi_margin_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> x = oxmera.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> nn.MultiMarginLoss(p=2)(x, oxmera.tensor([3]))
+    tensor(0.1525, dtype=float32)
+    """
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError(f"only p == 1 and p == 2 supported (MultiMarginLoss got p={p})")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: weight must be 1-D (one entry per class), got "
+                             f"shape {tuple(weight.shape)}")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, d(a, p) - d(a, n) + margin)`` with the ``p``-norm distance (see
+    ``oxmera.nn.functional.triplet_margin_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> a, pos, neg = oxmera.tensor([[0.0, 0.0]]), oxmera.tensor([[3.0, 4.0]]), oxmera.ones(1, 2)
+    >>> nn.TripletMarginLoss(p=1, eps=0.0)(a, pos, neg)
+    tensor(6., dtype=float32)
+    """
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """The triplet loss with any ``distance_function`` (see
+    ``oxmera.nn.functional.triplet_margin_with_distance_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1),
+    ...                                         margin=2.0)
+    >>> a, pos, neg = oxmera.tensor([[0.0, 0.0]]), oxmera.tensor([[1.0, 1.0]]), oxmera.ones(1, 2)
+    >>> loss(a, pos, neg)
+    tensor(2., dtype=float32)
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        # PyTorch's default is a PairwiseDistance submodule (so it shows in the repr)
+        self.distance_function = (PairwiseDistance() if distance_function is None
+                                  else distance_function)
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (see
+    ``oxmera.nn.functional.ctc_loss``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.CTCLoss(blank=0, zero_infinity=True)
+    >>> log_probs = oxmera.full((2, 1, 3), 1 / 3).log()
+    >>> loss(log_probs, oxmera.tensor([[1, 1]]), [2], [2])    # needs 3 frames: infinite
+    tensor(0., dtype=float32)
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -14,6 +14,7 @@ ops; the Parameter class is ``oxmera.nn.parameter``; optimizers
 (``oxmera.optim``) only read ``parameters()``/``named_parameters()``;
 saving to disk (``oxmera.save``) works on ``state_dict()``.
 """
+import functools
 import itertools
 import math
 import warnings
@@ -26,12 +27,14 @@ import numpy as np
 from oxmera import _device, _layout
 from oxmera._core import autograd as _core
 from oxmera.autograd import no_grad
+from oxmera.autograd.function import Function
 from oxmera.ops import conversion as _conversion
 from oxmera.nn.parameter import Parameter
 
 __all__ = ["Module", "RemovableHandle"]
 
 Tensor = _core.Tensor
+_EXTRA_STATE_KEY = "_extra_state"
 
 
 class RemovableHandle:
@@ -204,6 +207,117 @@ def _overflows(array, dtype):
     return bool((np.isinf(converted) & ~np.isinf(array)).any())
 
 
+# Hook tables added after the first release: a module unpickled from an older
+# file gets them empty (``__setstate__``).
+_LATER_TABLES = ("_backward_hooks", "_backward_pre_hooks", "_non_full_backward_hooks",
+                 "_state_dict_hooks",
+                 "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                 "_load_state_dict_post_hooks")
+
+
+class _BackwardHookFunction(Function):
+    """Identity on tensors whose backward hands their gradients to a hook.
+
+    The module's backward hooks see the gradients at the boundary of its
+    call: one such node on the inputs (``grad_input``), one on the outputs
+    (``grad_output``), as PyTorch's ``BackwardHookFunction`` does.
+    """
+
+    @staticmethod
+    def forward(ctx, hook, *tensors):
+        ctx.hook = hook
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, *ctx.hook(grads))
+
+
+def _pack_with_none(positions, values, size):
+    out = [None] * size
+    for position, value in zip(positions, values):
+        out[position] = value
+    return tuple(out)
+
+
+class _BackwardHook:
+    """The state of one call of a module that has backward hooks."""
+
+    def __init__(self, module):
+        self.module = module
+        self.grad_outputs = None
+        self.n_inputs = 0
+        self.input_positions = None
+
+    @staticmethod
+    def _wrap(values, hook):
+        positions = [i for i, v in enumerate(values) if isinstance(v, Tensor)]
+        if not (_core.is_grad_enabled() and any(values[i].requires_grad for i in positions)):
+            return None, values
+        wrapped = _BackwardHookFunction.apply(hook, *[values[i] for i in positions])
+        out = list(values)
+        for i, w in zip(positions, wrapped):
+            out[i] = w
+        return positions, tuple(out)
+
+    def setup_input(self, args):
+        self.n_inputs = len(args)
+        self.input_positions, args = self._wrap(args, self._input_hook)
+        return args
+
+    def setup_output(self, result):
+        single = isinstance(result, Tensor)
+        if not (single or isinstance(result, tuple)):
+            return result            # e.g. a dict: PyTorch hooks only Tensors and tuples
+        outputs = (result,) if single else result
+        self.n_outputs = len(outputs)
+        self.output_positions, outputs = self._wrap(outputs, self._output_hook)
+        return outputs[0] if single else outputs
+
+    def _output_hook(self, grads):
+        grad_outputs = _pack_with_none(self.output_positions, grads, self.n_outputs)
+        for hook in list(self.module._backward_pre_hooks.values()):
+            new = hook(self.module, grad_outputs)
+            if new is None:
+                continue
+            new = new if isinstance(new, tuple) else (new,)
+            if len(new) != len(grad_outputs):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output,"
+                                   f" got {len(new)}, but expected {len(grad_outputs)}")
+            grad_outputs = new
+        self.grad_outputs = grad_outputs
+        if self.input_positions is None:
+            # No input requires grad: the hooks run now, with grad_input all None.
+            grad_inputs = (None,) * self.n_inputs
+            for hook in list(self.module._backward_hooks.values()):
+                new = hook(self.module, grad_inputs, grad_outputs)
+                if new is not None and not all(g is None for g in new):
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")
+        return tuple(grad_outputs[i] for i in self.output_positions)
+
+    def _input_hook(self, grads):
+        grad_inputs = _pack_with_none(self.input_positions, grads, self.n_inputs)
+        for hook in list(self.module._backward_hooks.values()):
+            new = hook(self.module, grad_inputs, self.grad_outputs)
+            if new is None:
+                continue
+            new = new if isinstance(new, tuple) else (new,)
+            if len(new) != len(grad_inputs):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                   f"got {len(new)}, but expected {len(grad_inputs)}")
+            grad_inputs = new
+        return tuple(grad_inputs[i] for i in self.input_positions)
+
+
+def _call_module_hook(hook, module_ref, grad_inputs, grad_outputs):
+    module = module_ref()
+    if module is None:        # the module is gone: nothing to report to
+        return None
+    return hook(module, grad_inputs, grad_outputs)
+
+
 class Module:
     """Base class for all neural-network modules; subclass it and define ``forward``.
 
@@ -257,6 +371,8 @@ class Module:
         setattr_(self, "_forward_hooks_always_called", OrderedDict())
         setattr_(self, "_forward_pre_hooks", OrderedDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
+        for table in _LATER_TABLES:
+            setattr_(self, table, OrderedDict())
 
     def forward(self, *args, **kwargs):
         """The computation; every subclass defines it (call the module, not ``forward``)."""
@@ -411,6 +527,34 @@ class Module:
             raise AttributeError(f"{module._get_name()} has no buffer `{name}`")
         return module._buffers[name]
 
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at the dotted path ``target`` (its parent must exist).
+
+        With ``strict=True`` the last name must already be an attribute of the
+        parent.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.ReLU()))
+        >>> model.set_submodule("1.0", nn.Tanh())
+        >>> model[1]
+        Sequential(
+          (0): Tanh()
+        )
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     # -- attribute access ----------------------------------------------------------------
 
     def __getattr__(self, name):
@@ -489,7 +633,7 @@ class Module:
         # A module pickled by an older version may lack the newer tables.
         for name in ("_forward_hooks", "_forward_hooks_with_kwargs",
                      "_forward_hooks_always_called", "_forward_pre_hooks",
-                     "_forward_pre_hooks_with_kwargs"):
+                     "_forward_pre_hooks_with_kwargs", *_LATER_TABLES):
             self.__dict__.setdefault(name, OrderedDict())
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
 
@@ -720,14 +864,16 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn):
-        """Replace every parameter's values, gradient and every buffer by ``fn`` of them.
+    def _apply(self, fn, recurse=True):
+        """Replace every parameter's values, gradient and every buffer by ``fn`` of them
+        (in the children too unless ``recurse=False``).
 
         The Parameter objects stay the same (their data is swapped), so an
         optimizer built before ``to()`` still holds the module's parameters.
         """
-        for module in self.children():
-            module._apply(fn)
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         for param in self._parameters.values():
             if param is None:
                 continue
@@ -854,6 +1000,38 @@ class Module:
         """
         return self
 
+    def share_memory(self):
+        """Return the module: a no-op in oxmera.
+
+        PyTorch moves the tensors into shared memory for ``torch.multiprocessing``;
+        oxmera has no such workers, and its tensors are NumPy arrays of the
+        process, so there is nothing to move.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.ReLU().share_memory()
+        ReLU()
+        """
+        return self
+
+    def to_empty(self, *, device=None, recurse=True):
+        """Give every parameter and buffer new uninitialized storage of the same shape.
+
+        PyTorch uses it to materialize a module built on the ``meta`` device;
+        in oxmera (CPU only) it replaces the values by uninitialized ones. With
+        ``recurse=False`` only this module's own tensors. Returns the module.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Linear(2, 3).to_empty(device="cpu").weight.shape
+        oxmera.Size([3, 2])
+        """
+        _device.check_cpu("Module.to_empty()", device)
+        import oxmera
+        return self._apply(oxmera.empty_like, recurse=recurse)
+
     def cuda(self, device=None):
         """Always a RuntimeError: oxmera has no CUDA device (it computes on the CPU).
 
@@ -880,6 +1058,158 @@ class Module:
         for name, buffer in self._buffers.items():
             if buffer is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """What ``state_dict()`` saves under ``"_extra_state"`` besides tensors (override it).
+
+        A module that overrides it (and :meth:`set_extra_state`) gets a
+        ``<prefix>_extra_state`` entry holding any picklable value; the base
+        class has none and raises a RuntimeError, as PyTorch's does.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> class Counter(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.calls = 0
+        ...     def get_extra_state(self):
+        ...         return {"calls": self.calls}
+        ...     def set_extra_state(self, state):
+        ...         self.calls = state["calls"]
+        >>> a, b = Counter(), Counter()
+        >>> a.calls = 5
+        >>> dict(a.state_dict())
+        {'_extra_state': {'calls': 5}}
+        >>> b.load_state_dict(a.state_dict())
+        <All keys matched successfully>
+        >>> b.calls
+        5
+        """
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state):
+        """Restore what :meth:`get_extra_state` returned (override both together).
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> nn.Module().set_extra_state({})
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Reached a code path in Module.set_extra_state() that should never be called...
+        """
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be "
+                           "called. Please file an issue at https://github.com/pytorch/pytorch/"
+                           "issues/new?template=bug-report.yml to report this bug.")
+
+    def register_state_dict_pre_hook(self, hook):
+        """Run ``hook(module, prefix, keep_vars)`` before this module's entries are saved.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(1, 1)
+        >>> seen = []
+        >>> handle = layer.register_state_dict_pre_hook(lambda m, p, k: seen.append(p))
+        >>> _ = nn.Sequential(layer).state_dict()
+        >>> seen
+        ['0.']
+        """
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """Run ``hook(module, state_dict, prefix, local_metadata)`` after this module's
+        entries (and its children's) are saved; it may edit ``state_dict`` in
+        place and must return None.
+
+        Examples
+        --------
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(1, 1)
+        >>> def drop_bias(module, state_dict, prefix, local_metadata):
+        ...     del state_dict[prefix + "bias"]
+        >>> handle = layer.register_state_dict_post_hook(drop_bias)
+        >>> list(layer.state_dict())
+        ['weight']
+        """
+        hook._from_public_api = True
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """PyTorch's older post hook: like :meth:`register_state_dict_post_hook`, but a
+        non-None return of the top module's hook replaces the state dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module's entries are read.
+
+        ``state_dict`` is ``load_state_dict``'s own copy: the hook may rename,
+        add or drop keys (e.g. to load an older layout). Appending to
+        ``error_msgs`` makes the load fail.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(1, 1)
+        >>> def rename(module, state_dict, prefix, *rest):
+        ...     if prefix + "w" in state_dict:
+        ...         state_dict[prefix + "weight"] = state_dict.pop(prefix + "w")
+        >>> handle = layer.register_load_state_dict_pre_hook(rename)
+        >>> layer.load_state_dict({"w": oxmera.ones(1, 1), "bias": oxmera.zeros(1)})
+        <All keys matched successfully>
+        """
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """PyTorch's older form: without ``with_module`` the hook gets no module argument."""
+        if with_module:
+            hook = functools.partial(hook, self)
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """Run ``hook(module, incompatible_keys)`` after ``load_state_dict`` loaded this
+        module and its children.
+
+        ``incompatible_keys`` holds the ``missing_keys`` and
+        ``unexpected_keys`` lists found so far; the hook may edit them in
+        place (e.g. clear keys it knows are fine) and must return None. A
+        strict load raises afterwards if keys remain; in that case, as in
+        PyTorch, the entries that matched were already copied.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(1, 1)
+        >>> def bias_optional(module, keys):
+        ...     if "bias" in keys.missing_keys:
+        ...         keys.missing_keys.remove("bias")
+        >>> handle = layer.register_load_state_dict_post_hook(bias_optional)
+        >>> layer.load_state_dict({"weight": oxmera.ones(1, 1)})
+        <All keys matched successfully>
+        """
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
 
     def state_dict(self, *, destination=None, prefix="", keep_vars=False):
         """An ordered dict of every parameter and persistent buffer, by dotted name.
@@ -899,15 +1229,37 @@ class Module:
         """
         if destination is None:
             destination = OrderedDict()
-        # Explicit stack (deep trees); children in registration order.
-        stack = [(prefix, self)]
+        if not hasattr(destination, "_metadata"):
+            try:
+                destination._metadata = OrderedDict()
+            except AttributeError:        # e.g. a plain dict given as destination
+                pass
+        metadata = getattr(destination, "_metadata", {})
+        top = destination
+        # Explicit stack (deep trees); children in registration order; the post
+        # hooks run after the children (the ``True`` entries).
+        stack = [(prefix, self, False)]
         while stack:
-            module_prefix, module = stack.pop()
+            module_prefix, module, done = stack.pop()
+            local_metadata = {"version": module._version}
+            if done:
+                for hook in list(module._state_dict_hooks.values()):
+                    result = hook(module, destination, module_prefix, local_metadata)
+                    if getattr(hook, "_from_public_api", False):
+                        if result is not None:
+                            raise RuntimeError("state_dict post-hook must return None")
+                    elif result is not None and module is self:
+                        top = result
+                continue
+            metadata[module_prefix[:-1]] = local_metadata
+            for hook in list(module._state_dict_pre_hooks.values()):
+                hook(module, module_prefix, keep_vars)
             module._save_to_state_dict(destination, module_prefix, keep_vars)
-            children = [(module_prefix + name + ".", child)
+            stack.append((module_prefix, module, True))
+            children = [(module_prefix + name + ".", child, False)
                         for name, child in module._modules.items() if child is not None]
             stack.extend(reversed(children))
-        return destination
+        return top
 
     def _local_state(self):
         """The parameters and persistent buffers ``load_state_dict`` fills, by local name."""
@@ -957,11 +1309,30 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, errors, plan = [], [], []
+        # A copy: load pre-hooks may edit it.
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+        missing, errors, plan, hook_unexpected, post_order = [], [], [], [], []
         consumed = set()
         stack = [("", self)]
         while stack:
             prefix, module = stack.pop()
+            post_order.append(module)
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            for hook in list(module._load_state_dict_pre_hooks.values()):
+                # strict is always True here, as PyTorch passes it to the hooks (its
+                # per-module loader collects the keys and leaves strictness to the caller).
+                hook(state_dict, prefix, local_metadata, True, missing, hook_unexpected,
+                     errors)
+            if type(module).set_extra_state is not Module.set_extra_state:
+                key = prefix + _EXTRA_STATE_KEY
+                if key in state_dict:
+                    consumed.add(key)
+                    plan.append((module, _EXTRA_STATE_KEY, None, state_dict[key]))
+                else:
+                    missing.append(key)
             for name, target in module._local_state().items():
                 key = prefix + name
                 if key not in state_dict:
@@ -977,7 +1348,42 @@ class Module:
             children = [(prefix + name + ".", child)
                         for name, child in module._modules.items() if child is not None]
             stack.extend(reversed(children))
-        unexpected = [key for key in state_dict if key not in consumed]
+        unexpected = hook_unexpected + [key for key in state_dict
+                                        if key not in consumed and key not in hook_unexpected]
+        post_hooks = any(m._load_state_dict_post_hooks for m in post_order)
+        if errors or (strict and not post_hooks):
+            self._raise_load_errors(errors, missing, unexpected, strict)
+        # Every value and conversion was checked above: the writes below cannot fail half
+        # way, and the casts lose nothing a warning would report.
+        for module, name, target, planned in plan:
+            if target is None:
+                module.set_extra_state(planned)
+            elif not assign:
+                with np.errstate(all="ignore"):
+                    target._data[...] = planned
+                target._bump_version()
+            elif name in module._parameters:
+                planned.requires_grad_(target.requires_grad)
+                module._parameters[name] = planned
+            else:
+                module._buffers[name] = planned
+        keys = _IncompatibleKeys(missing, unexpected)
+        if post_hooks:
+            # Children before parents, as PyTorch's recursion runs them.
+            for module in reversed(post_order):
+                for hook in list(module._load_state_dict_post_hooks.values()):
+                    if hook(module, keys) is not None:
+                        raise RuntimeError("Hooks registered with "
+                                           "``register_load_state_dict_post_hook`` are not "
+                                           "expected to return new values, if "
+                                           "incompatible_keys need to be modified, it should "
+                                           "be done inplace.")
+            if strict:
+                self._raise_load_errors([], missing, unexpected, strict)
+        return keys
+
+    def _raise_load_errors(self, errors, missing, unexpected, strict):
+        errors = list(errors)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -988,19 +1394,6 @@ class Module:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
-        # Every value and conversion was checked above: the writes below cannot fail half
-        # way, and the casts lose nothing a warning would report.
-        for module, name, target, planned in plan:
-            if not assign:
-                with np.errstate(all="ignore"):
-                    target._data[...] = planned
-                target._bump_version()
-            elif name in module._parameters:
-                planned.requires_grad_(target.requires_grad)
-                module._parameters[name] = planned
-            else:
-                module._buffers[name] = planned
-        return _IncompatibleKeys(missing, unexpected)
 
     # -- hooks and calling ---------------------------------------------------------------
 
@@ -1066,14 +1459,112 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Run ``hook(module, grad_output)`` when the gradients of the outputs are known.
+
+        ``grad_output`` has one entry per output (``None`` for an output that
+        is not a Tensor or needs no gradient); a non-None return (a tuple of
+        the same length) replaces it for the rest of the backward pass.
+        ``prepend=True`` runs it before the hooks already registered.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(2, 1)
+        >>> handle = layer.register_full_backward_pre_hook(lambda m, go: (go[0] * 0,))
+        >>> layer(oxmera.ones(1, 2)).sum().backward()
+        >>> layer.weight.grad
+        tensor([[0., 0.]], dtype=float32)
+        """
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Run ``hook(module, grad_input, grad_output)`` when the inputs' gradients are known.
+
+        ``grad_input`` has one entry per positional argument of the call
+        (``None`` for one that is not a Tensor or needs no gradient) and
+        ``grad_output`` one per output; a non-None return (a tuple as long
+        as ``grad_input``) replaces the inputs' gradients. Gradients of
+        keyword arguments and of parameters are not part of ``grad_input``,
+        as in PyTorch. When no input requires grad the hook still runs, with
+        ``grad_input`` all None.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Linear(2, 3)
+        >>> seen = []
+        >>> handle = layer.register_full_backward_hook(
+        ...     lambda m, gi, go: seen.append((tuple(gi[0].shape), tuple(go[0].shape))))
+        >>> layer(oxmera.ones(4, 2, requires_grad=True)).sum().backward()
+        >>> seen
+        [((4, 2), (4, 3))]
+        """
+        if self._non_full_backward_hooks:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated backward hook: ``hook(module, grad_input, grad_output)``
+        on the node of the last op of ``forward``.
+
+        ``grad_input`` are the gradients of that op's inputs (not of the
+        module's), which is why PyTorch deprecated it; which op comes last
+        may differ from PyTorch's. Use :meth:`register_full_backward_hook`.
+        A module cannot have both kinds (a RuntimeError, as in PyTorch).
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> from oxmera import nn
+        >>> layer = nn.Tanh()
+        >>> seen = []
+        >>> handle = layer.register_backward_hook(lambda m, gi, go: seen.append(len(go)))
+        >>> layer(oxmera.ones(2, requires_grad=True)).sum().backward()
+        >>> seen
+        [1]
+        """
+        if self._backward_hooks:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        handle = RemovableHandle(self._non_full_backward_hooks)
+        self._non_full_backward_hooks[handle.id] = hook
+        return handle
+
+    def _attach_non_full_backward_hooks(self, result):
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is not None:
+            for hook in self._non_full_backward_hooks.values():
+                grad_fn.register_hook(functools.partial(_call_module_hook, hook,
+                                                        weakref.ref(self)))
+
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks or self._non_full_backward_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
         called = set()
         result = None
+        backward_hook = None
         try:
             for hook_id, hook in list(self._forward_pre_hooks.items()):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -1087,6 +1578,9 @@ class Module:
                     new = hook(self, args)
                     if new is not None:
                         args = new if isinstance(new, tuple) else (new,)
+            if self._backward_hooks or self._backward_pre_hooks:
+                backward_hook = _BackwardHook(self)
+                args = backward_hook.setup_input(args)
             result = self.forward(*args, **kwargs)
             for hook_id, hook in list(self._forward_hooks.items()):
                 called.add(hook_id)
@@ -1096,6 +1590,10 @@ class Module:
                     new = hook(self, args, result)
                 if new is not None:
                     result = new
+            if backward_hook is not None:
+                result = backward_hook.setup_output(result)
+            if self._non_full_backward_hooks:
+                self._attach_non_full_backward_hooks(result)
             return result
         except Exception:
             for hook_id, hook in list(self._forward_hooks.items()):
