@@ -28,6 +28,7 @@ cdef class Tensor:
     # The _MemoryLock of _data's memory while _locks > 0: borrowed (the registry owns
     # it), and a C pointer, which the garbage collector never clears.
     cdef PyObject* _lock_entry
+    cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
@@ -87,6 +88,7 @@ cdef class GradFn:
     cdef unsigned char scalar_inputs    # a saved tensor input is a number: VJPs get 0-d Tensors
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
+    cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0
     cdef object __weakref__        # weakref support
 
     cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr)

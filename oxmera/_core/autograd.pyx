@@ -18,7 +18,7 @@ What does not
 """
 
 cimport cython
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyObject, PyTypeObject, destructor, traverseproc, visitproc
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcpy
 from cpython.ref cimport Py_INCREF, Py_REFCNT
@@ -38,6 +38,25 @@ import numpy as np
 cimport numpy as cnp
 
 cnp.import_array()
+
+# For the collector's view of owned containers (see _tensor_traverse).
+cdef extern from *:
+    """
+    typedef traverseproc oxm_traverse;
+    static int oxm_visit(PyObject *o, visitproc visit, void *arg) { Py_VISIT(o); return 0; }
+    static int oxm_visit_owned_tuple(PyObject *t, visitproc visit, void *arg) {
+        Py_ssize_t i;
+        if (t == Py_None || PyObject_GC_IsTracked(t)) return 0;
+        for (i = 0; i < PyTuple_GET_SIZE(t); i++) Py_VISIT(PyTuple_GET_ITEM(t, i));
+        return 0;
+    }
+    """
+    int oxm_visit_owned_tuple(PyObject* t, visitproc visit, void* arg) noexcept
+    int oxm_visit(PyObject* o, visitproc visit, void* arg) noexcept
+    int PyObject_GC_IsTracked(PyObject* op) noexcept
+    void PyObject_GC_UnTrack(void* op) noexcept
+    void PyObject_GC_Track(void* op) noexcept
+    ctypedef int (*oxm_traverse)(PyObject*, visitproc, void*) noexcept
 
 cdef extern from "Python.h":
     unsigned long Py_TPFLAGS_IMMUTABLETYPE
@@ -600,6 +619,9 @@ cdef inline AutogradMeta _new_meta(GradFn grad_fn, Py_ssize_t output_nr):
     meta.requires_grad = True
     meta.grad_fn = grad_fn
     meta.output_nr = output_nr
+    # Folded into its tensor for the collector (see _tensor_traverse): one
+    # object less for every full collection to walk.
+    PyObject_GC_UnTrack(<PyObject*>meta)
     return meta
 
 
@@ -615,6 +637,8 @@ cdef inline object _origin_info(Tensor t):
 
 
 cdef inline void _set_links(Tensor t, object view, object origin) noexcept:
+    if t._sealed and (view is not None or origin is not None):
+        _unseal_all()
     t._links = None if view is None and origin is None else (view, origin)
 
 
@@ -782,6 +806,8 @@ cdef class Tensor:
             _check_can_require_grad(array.dtype)
         # A second __init__ makes a new leaf: nothing of the old state is kept
         # (history, view links and version counter described other memory).
+        if self._sealed:
+            _unseal_all()               # the new array is not checked to be an atom
         self._data = array
         self._meta = _new_meta(None, 0) if requires_grad else None
         self._links = None
@@ -1027,6 +1053,7 @@ cdef class Tensor:
                 return
             self._meta = _new_meta(None, 0)
             self._meta.requires_grad = False
+        _grad_edge(self, value)
         self._meta.grad = value
 
     @property
@@ -1070,6 +1097,8 @@ cdef class Tensor:
             raise TypeError(f"register_hook expects a callable, got {type(hook).__name__}")
         key = next(_next_hook_key)
         if meta.grad_fn is None:
+            if self._sealed:
+                _unseal_all()
             if meta.hooks is None:
                 meta.hooks = []
             meta.hooks.append([key, hook])
@@ -1115,6 +1144,8 @@ cdef class Tensor:
                 f"cannot assign .data of a tensor (shape {self._data.shape}) that a live graph "
                 f"saved for backward: the gradient needs the values it had; run backward (or "
                 f"drop the graph) first, or assign to a new tensor")
+        if self._sealed:
+            _unseal_all()               # the new array is not checked to be an atom
         self._data = as_array(value)
 
     @property
@@ -1172,6 +1203,8 @@ cdef class Tensor:
         cdef AutogradMeta new = source._meta
         if new is None or new.grad_fn is None:
             return
+        if self._sealed:
+            _unseal_all()
         meta = _new_meta(new.grad_fn, new.output_nr)
         if old is not None:
             meta.hooks = old.hooks
@@ -1411,6 +1444,8 @@ cdef inline tuple _input_nrs(GradFn node):
 
 cdef NodeExtras _extras_of(GradFn node):
     if node.extras is None:
+        if node._sealed:
+            _unseal_all()
         node.extras = NodeExtras.__new__(NodeExtras)
     return node.extras
 
@@ -2271,6 +2306,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         Py_INCREF(edge)
         PyTuple_SET_ITEM(next_fns, i, edge)
     node.next_fns = next_fns
+    _own_untracked(next_fns)
     if nrs is not None:
         _extras_of(node).next_nrs = tuple(nrs)
     if versions is not None:
@@ -2284,10 +2320,14 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             saved = (None,) * n
         node.args = (saved,) + args[1:]
     elif save_mask is None:
-        node.args = args if values is args else tuple(values) + args[n:]
+        # A copy even of the call's own tuple: the node must be its only
+        # holder for the collector to see its items through the node.
+        node.args = _tuple_copy(args) if values is args else tuple(values) + args[n:]
     else:
         kept = [values[i] if _keeps(save_mask[i], next_fns) else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
+    owned = node.args
+    _own_untracked(<tuple>owned)
     if not sequence:
         for i in range(n):
             v = node.args[i]
@@ -2329,6 +2369,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 node.locked = True
     if OXMERA_LOCKS_COMPILED and _lock_inputs(node):
         node.locked = True
+    _try_seal(node, outputs)
     return 0
 
 
@@ -2362,6 +2403,266 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 # then, and views oxmera makes of locked memory are given back their flag with it.
 
 cdef dict _memory_locks = {}      # int address of a memory's owner -> its _MemoryLock
+
+
+# ---------------------------------------------------------------------------
+# The cyclic collector walks every tracked object on each full collection, and
+# a recorded op used to leave five of them alive (the output Tensor, its
+# AutogradMeta, the GradFn, its edges tuple and its arguments tuple). Three of
+# them have exactly one holder, that is never handed out: a tensor's meta, a
+# node's next_fns and args. They are untracked, and their holder's tp_traverse
+# visits their contents in their place. To the collector the graph is then the
+# same graph (every reference is still seen, from the object that owns the
+# container), so every cycle it collected it still collects, and it walks two
+# objects per op instead of five. An owned container that is still tracked
+# (made from Python, or shared) is visited as before and its contents are not
+# visited again: no reference is counted twice.
+
+cdef inline tuple _tuple_copy(tuple items):
+    cdef Py_ssize_t i, n = len(items)
+    cdef tuple copy = PyTuple_New(n)
+    for i in range(n):
+        v = items[i]
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(copy, i, v)
+    return copy
+
+
+cdef inline void _own_untracked(tuple items) noexcept:
+    # Only a tuple the node alone holds (the caller's local is the other
+    # reference): one shared with anyone else stays visible to the collector.
+    if items is not None and Py_REFCNT(items) == 2:
+        PyObject_GC_UnTrack(<PyObject*>items)
+
+
+cdef oxm_traverse _tensor_base_traverse = <oxm_traverse>(<PyTypeObject*>Tensor).tp_traverse
+cdef oxm_traverse _node_base_traverse = <oxm_traverse>(<PyTypeObject*>GradFn).tp_traverse
+
+
+cdef int _tensor_traverse(PyObject* o, visitproc visit, void* arg) noexcept:
+    cdef int r = _tensor_base_traverse(o, visit, arg)
+    if r:
+        return r
+    cdef PyObject* meta = <PyObject*>(<Tensor>o)._meta
+    if meta == <PyObject*>None or PyObject_GC_IsTracked(meta):
+        return 0
+    r = oxm_visit(<PyObject*>(<AutogradMeta>meta).grad, visit, arg)
+    if r:
+        return r
+    r = oxm_visit(<PyObject*>(<AutogradMeta>meta).grad_fn, visit, arg)
+    if r:
+        return r
+    return oxm_visit(<PyObject*>(<AutogradMeta>meta).hooks, visit, arg)
+
+
+cdef int _node_traverse(PyObject* o, visitproc visit, void* arg) noexcept:
+    cdef int r = _node_base_traverse(o, visit, arg)
+    if r:
+        return r
+    r = oxm_visit_owned_tuple(<PyObject*>(<GradFn>o).next_fns, visit, arg)
+    if r:
+        return r
+    return oxm_visit_owned_tuple(<PyObject*>(<GradFn>o).args, visit, arg)
+
+
+(<PyTypeObject*>Tensor).tp_traverse = <traverseproc>_tensor_traverse
+(<PyTypeObject*>GradFn).tp_traverse = <traverseproc>_node_traverse
+
+
+# ---------------------------------------------------------------------------
+# Sealed graph objects. Most of a graph cannot be part of a reference cycle:
+# a node made from plain tensors and numbers references only older objects,
+# and nothing can be attached to it or to its output without going through
+# this module. Such a Tensor or GradFn is *sealed*: untracked, so the
+# collector never walks it, and listed here. The invariants that keep this
+# exact (every cycle the collector could free, it still frees):
+#   1. a sealed object references only atoms (numbers, strings, slices of
+#      numbers, exact ndarrays, VersionCounters, oxmera's own OpDefs, None)
+#      and sealed objects, directly or through the containers folded into it;
+#   2. no cycle is made of sealed objects alone.
+# Then no cycle contains a sealed object, and the collector, which frees only
+# cycles, loses nothing by not walking them. (1) is checked when an object is
+# sealed: exact Tensors and GradFns only (a Parameter has a __dict__ anything
+# can be put in: it and all computed from it stay tracked), no kwargs, no
+# node extras (hooks, anomaly traces), no view links. (2) holds because an
+# object is sealed when it is made, referencing only older objects. Every
+# later edge from a sealed object (a hook, a .grad, retain_grad, node extras,
+# an in-place op giving it new history, view links, a new .data or __init__)
+# goes through _unseal_all first, which tracks every sealed object again;
+# the one exception is a .grad that is a sealed tensor referencing nothing
+# (what backward stores), which can close no cycle. _unseal_all's cost is at
+# most one step per sealing since the last one.
+
+cdef PyObject** _sealed_list = NULL
+cdef Py_ssize_t _n_sealed = 0
+cdef Py_ssize_t _cap_sealed = 0
+
+
+cdef inline void _set_seal_index(PyObject* o, Py_ssize_t index) noexcept:
+    if (<PyObject*>o).ob_type == <PyTypeObject*>Tensor:
+        (<Tensor>o)._sealed = index
+    else:
+        (<GradFn>o)._sealed = index
+
+
+cdef bint _seal(object o) noexcept:
+    # o: an exact Tensor or GradFn, tracked, meeting invariant 1.
+    global _sealed_list, _n_sealed, _cap_sealed
+    cdef PyObject** grown
+    cdef Py_ssize_t cap
+    if _n_sealed == _cap_sealed:
+        cap = 4096 if _cap_sealed == 0 else 2 * _cap_sealed
+        grown = <PyObject**>PyMem_Realloc(_sealed_list, cap * sizeof(PyObject*))
+        if grown == NULL:
+            return False                # stays tracked: always allowed
+        _sealed_list = grown
+        _cap_sealed = cap
+    _sealed_list[_n_sealed] = <PyObject*>o
+    _n_sealed += 1
+    _set_seal_index(<PyObject*>o, _n_sealed)
+    PyObject_GC_UnTrack(<PyObject*>o)
+    return True
+
+
+cdef void _unseal_all() noexcept:
+    global _n_sealed
+    cdef Py_ssize_t i
+    cdef PyObject* o
+    for i in range(_n_sealed):
+        o = _sealed_list[i]
+        _set_seal_index(o, 0)
+        PyObject_GC_Track(o)
+    _n_sealed = 0
+
+
+cdef inline void _forget_sealed(PyObject* o, Py_ssize_t index) noexcept:
+    # o is being freed: move the last listed object into its place.
+    global _n_sealed
+    cdef PyObject* last = _sealed_list[_n_sealed - 1]
+    _sealed_list[index - 1] = last
+    _set_seal_index(last, index)
+    _n_sealed -= 1
+
+
+ctypedef void (*_dealloc_fn)(PyObject*) noexcept
+cdef _dealloc_fn _tensor_base_dealloc = <_dealloc_fn>(<PyTypeObject*>Tensor).tp_dealloc
+cdef _dealloc_fn _node_base_dealloc = <_dealloc_fn>(<PyTypeObject*>GradFn).tp_dealloc
+
+
+cdef void _tensor_dealloc(PyObject* o) noexcept:
+    # Before the generated dealloc and its trashcan, which may defer the rest.
+    if (<Tensor>o)._sealed:
+        _forget_sealed(o, (<Tensor>o)._sealed)
+    _tensor_base_dealloc(o)
+
+
+cdef void _node_dealloc(PyObject* o) noexcept:
+    if (<GradFn>o)._sealed:
+        _forget_sealed(o, (<GradFn>o)._sealed)
+    _node_base_dealloc(o)
+
+
+(<PyTypeObject*>Tensor).tp_dealloc = <destructor>_tensor_dealloc
+(<PyTypeObject*>GradFn).tp_dealloc = <destructor>_node_dealloc
+
+
+def _sealed_objects():
+    """The sealed Tensors and GradFns, which gc.get_objects() does not list (for tests)."""
+    return [<object>_sealed_list[i] for i in range(_n_sealed)]
+
+
+cdef inline bint _atom(object v) noexcept:
+    # Holds no reference the collector could follow back into a graph.
+    cdef type tp = type(v)
+    return (v is None or tp is float or tp is int or tp is bool or tp is str
+            or tp is ndarray or tp is complex)
+
+
+cdef bint _sealable_leaf(Tensor t) noexcept:
+    # Seal a leaf (or a tensor that needs no grad) that references only atoms.
+    cdef AutogradMeta meta
+    if t._sealed:
+        return True
+    if type(t) is not Tensor or t._links is not None or type(t._data) is not ndarray:
+        return False
+    meta = t._meta
+    if meta is not None:
+        if PyObject_GC_IsTracked(<PyObject*>meta) or meta.grad_fn is not None \
+                or meta.hooks is not None:
+            return False
+        if meta.grad is not None and not (type(meta.grad) is Tensor
+                                          and (<Tensor>meta.grad)._sealed):
+            return False
+    return _seal(t)
+
+
+cdef bint _sealable_value(object v) noexcept:
+    cdef Py_ssize_t i
+    if _atom(v):
+        return True
+    if type(v) is Tensor:
+        return _sealable_leaf(<Tensor>v)
+    if type(v) is tuple:
+        for i in range(len(<tuple>v)):
+            item = (<tuple>v)[i]
+            if not (_atom(item) or (type(item) is Tensor and _sealable_leaf(<Tensor>item))):
+                return False
+        return True
+    if type(v) is slice:
+        return _atom((<slice>v).start) and _atom((<slice>v).stop) and _atom((<slice>v).step)
+    return v is Ellipsis
+
+
+cdef void _try_seal(GradFn node, tuple outputs) noexcept:
+    # Seal a new node and its outputs when invariant 1 allows it.
+    cdef Py_ssize_t i
+    cdef Tensor t
+    if node.kwargs is not None or node.extras is not None or node.args is None \
+            or PyObject_GC_IsTracked(<PyObject*>node.next_fns) \
+            or PyObject_GC_IsTracked(<PyObject*>node.args):
+        return
+    # An OpDef is an atom only while something outside every graph keeps it:
+    # oxmera's own ops, defined once in its modules and registered for good.
+    module = node.op.module
+    if module is None or not (<str>module).startswith("oxmera."):
+        return
+    saved = node.saved_output
+    if saved is not None and type(saved) is not ndarray:
+        if type(saved) is not tuple:
+            return
+        for item in <tuple>saved:
+            if type(item) is not ndarray:
+                return
+    for i in range(len(node.next_fns)):
+        fn = node.next_fns[i]
+        if fn is None:
+            continue
+        if type(fn) is GradFn:
+            if not (<GradFn>fn)._sealed:
+                return
+        elif not (type(fn) is Tensor and _sealable_leaf(<Tensor>fn)):
+            return
+    for i in range(len(node.args)):
+        if not _sealable_value(node.args[i]):
+            return
+    if not _seal(node):
+        return
+    for o in outputs:
+        t = <Tensor>o
+        if (type(t) is Tensor and t._links is None and type(t._data) is ndarray
+                and (t._meta is None or not PyObject_GC_IsTracked(<PyObject*>t._meta))):
+            _seal(t)
+
+
+cdef inline void _grad_edge(Tensor owner, object value) noexcept:
+    # Before owner's .grad becomes value: keep invariant 1 (value sealed) and 2
+    # (value references nothing, so it cannot lead back to owner).
+    if not owner._sealed or value is None:
+        return
+    if (type(value) is Tensor and value is not owner and (<Tensor>value)._meta is None
+            and _sealable_leaf(<Tensor>value)):
+        return
+    _unseal_all()
 
 
 @cython.final
@@ -3503,6 +3804,7 @@ cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -
             else:
                 new = wrap_array(arr.copy())
             if meta.grad is None:       # (still: making `new` may have run code)
+                _grad_edge(owner, new)
                 meta.grad = new
                 return 0
             continue                    # set meanwhile: add to it instead
@@ -3515,6 +3817,7 @@ cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -
             _lock_grads()
             try:
                 if meta.grad is old and _version_or_zero(old) == version:
+                    _grad_edge(owner, new)
                     meta.grad = new
                     return 0
             finally:
@@ -3535,7 +3838,9 @@ cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -
                 (<VersionCounter>counter).value += 1
             else:
                 total = _np_add(old_arr, arr)
-                meta.grad = wrap_array(total if type(total) is ndarray else _np_asarray(total))
+                new = wrap_array(total if type(total) is ndarray else _np_asarray(total))
+                _grad_edge(owner, new)
+                meta.grad = new
             return 0
         finally:
             _unlock_grads()

@@ -5,6 +5,7 @@ import gc
 import numpy as np
 
 import oxmera
+from oxmera._core.autograd import _sealed_objects
 from oxmera.ops import _registry
 
 __all__ = ["graph_node_names", "leaf", "unchanged", "backward_name"]
@@ -53,10 +54,13 @@ def unchanged(*tensors):
     # what it sees afterwards is only what the block created (and scanning
     # that is cheap, unlike the whole heap).
     gc.freeze()
+    # Nodes oxmera keeps out of the collector's view are listed by the core.
+    sealed_before = {id(o) for o in _sealed_objects()}
     try:
         yield
         gc.collect()
-        new_nodes = [o for o in gc.get_objects() if type(o) is oxmera.GradFn]
+        new_nodes = [o for o in gc.get_objects() + _sealed_objects()
+                     if type(o) is oxmera.GradFn and id(o) not in sealed_before]
     finally:
         gc.unfreeze()
     assert not new_nodes, f"the block left graph nodes behind: {new_nodes}"

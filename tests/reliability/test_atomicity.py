@@ -24,6 +24,7 @@ import oxmera
 import oxmera.nn.functional as F
 from oxmera import autograd
 from oxmera.autograd import Function
+from oxmera._core.autograd import _sealed_objects
 
 F64 = oxmera.float64
 
@@ -546,15 +547,26 @@ def _freeze_heap():
     """Move every object to the permanent generation: later gc calls see only new ones.
 
     (No collection first: it would cost a full pass per case, and older garbage is
-    not what the check is about.)"""
+    not what the check is about.) Graph objects the core keeps out of the
+    collector's view are listed by it: those that exist now are remembered."""
     gc.freeze()
+    _SEALED_BEFORE.clear()
+    _SEALED_BEFORE.update(id(o) for o in _sealed_objects())
 
 
-def _new_graph_objects():
-    """Tensors and nodes created since :func:`_freeze_heap` and still alive; unfreezes."""
+_SEALED_BEFORE = set()
+
+
+def _new_graph_objects(existing):
+    """Tensors and nodes created since :func:`_freeze_heap` and still alive; unfreezes.
+
+    ``existing``: tensors made before, which the call may have sealed (moved
+    from the collector's view to the core's list) without making them."""
     try:
         gc.collect()
-        return [o for o in gc.get_objects() if isinstance(o, (oxmera.Tensor, oxmera.GradFn))]
+        return [o for o in gc.get_objects() + _sealed_objects()
+                if isinstance(o, (oxmera.Tensor, oxmera.GradFn)) and id(o) not in _SEALED_BEFORE
+                and not any(o is t for t in existing)]
     finally:
         gc.unfreeze()
 
@@ -609,7 +621,7 @@ def test_bad_call_changes_nothing(case):
         assert re.search(pattern, message), f"message does not match {pattern!r}: {message}"
     err = None
     assert_unchanged(before, tensors)
-    left = _new_graph_objects()
+    left = _new_graph_objects([t for _, t in tensors])
     assert left == [], f"the failed call left tensors or nodes behind: {left}"
     if witness is not None:
         grads = autograd.grad(witness, leaves)

@@ -162,7 +162,9 @@ def test_mlp_training_allocates_nothing_that_stays():
 def test_deep_graph_soak_returns_to_baseline(rounds):
     result = _run(f"""
         def live():
-            return sum(isinstance(o, (oxmera.Tensor, oxmera.GradFn)) for o in gc.get_objects())
+            from oxmera._core.autograd import _sealed_objects
+            return sum(isinstance(o, (oxmera.Tensor, oxmera.GradFn))
+                       for o in gc.get_objects() + _sealed_objects())
 
         x = oxmera.tensor(np.linspace(0.5, 1.5, 8), requires_grad=True, dtype=oxmera.float64)
         c = oxmera.tensor(np.full(8, 0.999), dtype=oxmera.float64)
