@@ -16,3 +16,9 @@ from oxmera.distributions.one_hot_categorical import OneHotCategorical
 from oxmera.distributions.poisson import Poisson
 from oxmera.distributions.studentT import StudentT
 from oxmera.distributions.von_mises import VonMises
+from oxmera.distributions.independent import Independent
+from oxmera.distributions.log_normal import LogNormal
+from oxmera.distributions.mixture_same_family import MixtureSameFamily
+from oxmera.distributions.transformed_distribution import TransformedDistribution
+from oxmera.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from oxmera.distributions.multivariate_normal import MultivariateNormal
