@@ -1,3 +1,27 @@
+"""Probability distributions, as ``torch.distributions``: parameters are tensors,
+``log_prob``/``entropy``/``cdf``/``rsample`` are built from oxmera ops (so they are
+differentiable, to second order), samples are drawn from ``oxmera.random``'s default
+generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's,
+not PyTorch's).
+
+Not supported (yet): complex parameters; the families not listed in ``__all__``
+(``Chi2``, ``FisherSnedecor``, ``Geometric``, ``NegativeBinomial``, ``HalfNormal``,
+``HalfCauchy``, ``Kumaraswamy``, ``Weibull``, ``Pareto``, ``LKJCholesky``,
+``Wishart``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
+``ContinuousBernoulli``, ``LogisticNormal``, ``Binomial`` with a tensor
+``total_count`` in ``Multinomial``); ``biject_to``/``transform_to``; the
+exponential-family Bregman entropy; cross-family KL pairs (only same-family
+pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
+
+Examples
+--------
+>>> import oxmera
+>>> from oxmera.distributions import Normal, kl_divergence
+>>> p = Normal(oxmera.tensor(0.0, requires_grad=True), 1.0)
+>>> p.log_prob(oxmera.tensor(0.5)).backward()
+>>> p.loc.grad.item()
+0.5
+"""
 from oxmera.distributions.distribution import Distribution
 from oxmera.distributions.normal import Normal
 from oxmera.distributions.uniform import Uniform
@@ -22,3 +46,7 @@ from oxmera.distributions.mixture_same_family import MixtureSameFamily
 from oxmera.distributions.transformed_distribution import TransformedDistribution
 from oxmera.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from oxmera.distributions.multivariate_normal import MultivariateNormal
+from oxmera.distributions.kl import kl_divergence, register_kl
+from oxmera.distributions import constraints, transforms
+
+__all__ = ['Distribution', 'Normal', 'Uniform', 'Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Dirichlet', 'Exponential', 'Gamma', 'Gumbel', 'Laplace', 'Multinomial', 'OneHotCategorical', 'Poisson', 'StudentT', 'VonMises', 'Independent', 'LogNormal', 'MixtureSameFamily', 'TransformedDistribution', 'LowRankMultivariateNormal', 'MultivariateNormal', 'kl_divergence', 'register_kl', 'constraints', 'transforms']
