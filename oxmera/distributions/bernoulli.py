@@ -62,12 +62,13 @@ class Bernoulli(_ProbsLogits, Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        # -binary_cross_entropy_with_logits, written out: max(l, 0) - l*v + log1p(exp(-|l|))
-        return -(oxmera.clamp(logits, min=0) - logits * value + oxmera.log1p(oxmera.exp(-logits.abs())))
+        # -binary_cross_entropy_with_logits; softplus (smooth, stable) rather than
+        # max(l, 0) + log1p(exp(-|l|)), whose pieces have kinks at l = 0
+        return logits * value - oxmera.nn.functional.softplus(logits)
 
     def entropy(self):
         logits, probs = broadcast_all(self.logits, self.probs)
-        return oxmera.clamp(logits, min=0) - logits * probs + oxmera.log1p(oxmera.exp(-logits.abs()))
+        return oxmera.nn.functional.softplus(logits) - logits * probs
 
     def enumerate_support(self, expand=True):
         values = oxmera.arange(2, dtype=self._param.dtype)

@@ -69,9 +69,8 @@ class Binomial(_ProbsLogits, Distribution):
         log_factorial_n = oxmera.lgamma(self.total_count + 1)
         log_factorial_k = oxmera.lgamma(value + 1)
         log_factorial_nmk = oxmera.lgamma(self.total_count - value + 1)
-        # k*logits - n*log1p(exp(logits)), written to stay finite for large |logits|
-        normalize_term = (self.total_count * oxmera.clamp(self.logits, min=0)
-                          + self.total_count * oxmera.log1p(oxmera.exp(-self.logits.abs()))
+        # k*logits - n*log1p(exp(logits)); softplus stays finite for large |logits|
+        normalize_term = (self.total_count * oxmera.nn.functional.softplus(self.logits)
                           - log_factorial_n)
         return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
 

@@ -193,12 +193,12 @@ class Distribution:
         event_dim_start = len(value_shape) - len(self._event_shape)
         if tuple(value_shape[event_dim_start:]) != tuple(self._event_shape):
             raise ValueError(f"The right-most size of value must match event_shape: "
-                             f"{value_shape} vs {self._event_shape}.")
+                             f"{value_shape!r} vs {self._event_shape!r}.")
         expected_shape = self._batch_shape + self._event_shape
         for i, j in zip(reversed(value_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
-                                 f"{value_shape} vs {oxmera.Size(expected_shape)}.")
+                                 f"{value_shape!r} vs {oxmera.Size(expected_shape)!r}.")
         try:
             support = self.support
         except NotImplementedError:
@@ -239,6 +239,6 @@ class Distribution:
     def __repr__(self):
         names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
         args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else tuple(self.__dict__[p].shape)}"
+            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].shape!r}"
             for p in names)
         return self.__class__.__name__ + "(" + args_string + ")"
