@@ -58,7 +58,14 @@ class Constraint:
 
 
 class _Dependent(Constraint):
-    """A placeholder for a constraint that depends on other parameters (not checkable)."""
+    """A placeholder for a constraint that depends on other parameters (not checkable).
+
+    Examples
+    --------
+    >>> from oxmera.distributions import constraints
+    >>> constraints.dependent(is_discrete=False, event_dim=0).event_dim
+    0
+    """
 
     def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         self._is_discrete = is_discrete
@@ -101,7 +108,14 @@ def is_dependent(constraint):
 
 
 class _DependentProperty(property, _Dependent):
-    """A property whose support depends on the instance (``Uniform.support``)."""
+    """A property whose support depends on the instance (``Uniform.support``).
+
+    Examples
+    --------
+    >>> from oxmera.distributions import Uniform
+    >>> Uniform(0.0, 2.0).support.upper_bound.item()
+    2.0
+    """
 
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         property.__init__(self, fn)
@@ -113,7 +127,15 @@ class _DependentProperty(property, _Dependent):
 
 
 class _IndependentConstraint(Constraint):
-    """A constraint whose ``reinterpreted_batch_ndims`` rightmost dims become event dims."""
+    """A constraint whose ``reinterpreted_batch_ndims`` rightmost dims become event dims.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions import constraints
+    >>> constraints.independent(constraints.positive, 1).check(oxmera.tensor([1.0, -1.0])).item()
+    False
+    """
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         self.base_constraint = base_constraint
@@ -312,7 +334,16 @@ class _PositiveDefinite(_Symmetric):
 
 
 class _Cat(Constraint):
-    """Pieces of ``dim`` (of ``lengths``) each satisfying its own constraint."""
+    """Pieces of ``dim`` (of ``lengths``) each satisfying its own constraint.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions import constraints
+    >>> c = constraints.cat([constraints.real, constraints.positive], dim=0, lengths=[1, 1])
+    >>> c.check(oxmera.tensor([-1.0, 1.0])).tolist()
+    [True, True]
+    """
 
     def __init__(self, cseq, dim=0, lengths=None):
         self.cseq = list(cseq)
@@ -338,7 +369,16 @@ class _Cat(Constraint):
 
 
 class _Stack(Constraint):
-    """Slices of ``dim`` each satisfying its own constraint."""
+    """Slices of ``dim`` each satisfying its own constraint.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions import constraints
+    >>> c = constraints.stack([constraints.real, constraints.positive], dim=0)
+    >>> c.check(oxmera.tensor([-1.0, -1.0])).tolist()
+    [True, False]
+    """
 
     def __init__(self, cseq, dim=0):
         self.cseq = list(cseq)
