@@ -49,4 +49,8 @@ from oxmera.distributions.multivariate_normal import MultivariateNormal
 from oxmera.distributions.kl import kl_divergence, register_kl
 from oxmera.distributions import constraints, transforms
 
-__all__ = ['Distribution', 'Normal', 'Uniform', 'Bernoulli', 'Beta', 'Binomial', 'Categorical', 'Cauchy', 'Dirichlet', 'Exponential', 'Gamma', 'Gumbel', 'Laplace', 'Multinomial', 'OneHotCategorical', 'Poisson', 'StudentT', 'VonMises', 'Independent', 'LogNormal', 'MixtureSameFamily', 'TransformedDistribution', 'LowRankMultivariateNormal', 'MultivariateNormal', 'kl_divergence', 'register_kl', 'constraints', 'transforms']
+__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Beta", "Binomial", "Categorical",
+           "Cauchy", "Dirichlet", "Exponential", "Gamma", "Gumbel", "Laplace", "Multinomial",
+           "OneHotCategorical", "Poisson", "StudentT", "VonMises", "Independent", "LogNormal",
+           "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal",
+           "MultivariateNormal", "kl_divergence", "register_kl", "constraints", "transforms"]

@@ -28,7 +28,9 @@ class Beta(Distribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        if isinstance(concentration1, numbers.Number) and isinstance(concentration0, numbers.Number):
+        numbers_given = (isinstance(concentration1, numbers.Number)
+                         and isinstance(concentration0, numbers.Number))
+        if numbers_given:
             concentration1_0 = oxmera.tensor([float(concentration1), float(concentration0)])
         else:
             concentration1, concentration0 = broadcast_all(concentration1, concentration0)

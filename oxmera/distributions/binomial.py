@@ -60,8 +60,8 @@ class Binomial(_ProbsLogits, Distribution):
         shape = self._extended_shape(sample_shape)
         with oxmera.no_grad():
             counts = self.total_count.detach().numpy().astype(np.int64)
-            return _draw(_rng("Binomial.sample()").binomial(counts, self.probs.detach().numpy(), shape),
-                         self.probs)
+            probs = self.probs.detach().numpy()
+            return _draw(_rng("Binomial.sample()").binomial(counts, probs, shape), self.probs)
 
     def log_prob(self, value):
         if self._validate_args:
@@ -84,7 +84,8 @@ class Binomial(_ProbsLogits, Distribution):
     def enumerate_support(self, expand=True):
         total_count = int(self.total_count.max().item())
         if not bool((self.total_count == total_count).all()):
-            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+            raise NotImplementedError(
+                "Inhomogeneous total count not supported by `enumerate_support`.")
         values = oxmera.arange(1 + total_count, dtype=self._param.dtype)
         values = values.view(-1, *((1,) * len(self._batch_shape)))
         if expand:

@@ -38,7 +38,8 @@ class Categorical(_ProbsLogits, Distribution):
     dtype('int64')
     """
 
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {"probs": constraints.simplex,
+                       "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
     _is_binary = False
 

@@ -50,7 +50,8 @@ class Cauchy(_ScalarFamily):
 
     def log_prob(self, value):
         value = self._checked(value)
-        return -math.log(math.pi) - oxmera.log(self.scale) - oxmera.log1p(((value - self.loc) / self.scale) ** 2)
+        z = (value - self.loc) / self.scale
+        return -math.log(math.pi) - oxmera.log(self.scale) - oxmera.log1p(z ** 2)
 
     def cdf(self, value):
         value = self._checked(value)

@@ -193,7 +193,8 @@ class _IntegerInterval(Constraint):
         return _all_of(value % 1 == 0, self.lower_bound <= value, value <= self.upper_bound)
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
 
 
 class _IntegerGreaterThan(Constraint):
@@ -254,7 +255,8 @@ class _Interval(Constraint):
         return _all_of(self.lower_bound <= value, value <= self.upper_bound)
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
 
 
 class _HalfOpenInterval(_Interval):

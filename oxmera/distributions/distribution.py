@@ -69,7 +69,8 @@ class Distribution:
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
-                if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
+                is_lazy = isinstance(getattr(type(self), param), lazy_property)
+                if param not in self.__dict__ and is_lazy:
                     continue  # the parameterization not given: checked through the given one
                 value = getattr(self, param)
                 valid = constraint.check(value)
@@ -237,8 +238,10 @@ class Distribution:
         return new
 
     def __repr__(self):
-        names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
-        args_string = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].shape!r}"
-            for p in names)
-        return self.__class__.__name__ + "(" + args_string + ")"
+        # as PyTorch: a one-element parameter by value, a larger one by its size
+        parts = []
+        for name in self.arg_constraints:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                parts.append(f"{name}: {value if value.numel() == 1 else repr(value.shape)}")
+        return self.__class__.__name__ + "(" + ", ".join(parts) + ")"

@@ -226,7 +226,8 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     if p.event_shape != q.event_shape:
         raise ValueError("KL-divergence between two Multivariate Normals with different event "
                          "shapes cannot be computed")
-    half_term1 = _half_log_det(q._unbroadcasted_scale_tril) - _half_log_det(p._unbroadcasted_scale_tril)
+    half_term1 = (_half_log_det(q._unbroadcasted_scale_tril)
+                  - _half_log_det(p._unbroadcasted_scale_tril))
     n = p.event_shape[0]
     shape = np.broadcast_shapes(tuple(p.batch_shape), tuple(q.batch_shape))
     q_tril = q._unbroadcasted_scale_tril.expand(*(shape + (n, n)))

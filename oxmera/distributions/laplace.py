@@ -60,7 +60,8 @@ class Laplace(_ScalarFamily):
 
     def cdf(self, value):
         value = self._checked(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * oxmera.expm1(-(value - self.loc).abs() / self.scale)
+        z = (value - self.loc) / self.scale
+        return 0.5 - 0.5 * z.sign() * oxmera.expm1(-z.abs())
 
     def icdf(self, value):
         term = value - 0.5

@@ -89,8 +89,8 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def variance(self):
-        return (self._unbroadcasted_cov_factor.pow(2).sum(-1)
-                + self._unbroadcasted_cov_diag).expand(*(tuple(self._batch_shape) + tuple(self._event_shape)))
+        variance = self._unbroadcasted_cov_factor.pow(2).sum(-1) + self._unbroadcasted_cov_diag
+        return variance.expand(*(tuple(self._batch_shape) + tuple(self._event_shape)))
 
     @lazy_property
     def covariance_matrix(self):

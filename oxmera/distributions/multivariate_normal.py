@@ -80,7 +80,8 @@ class MultivariateNormal(Distribution):
                  validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
+        given_count = sum(m is not None for m in (covariance_matrix, precision_matrix, scale_tril))
+        if given_count != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
                              "may be specified.")
         given = next(m for m in (scale_tril, covariance_matrix, precision_matrix) if m is not None)

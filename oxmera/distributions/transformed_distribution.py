@@ -20,7 +20,8 @@ class TransformedDistribution(Distribution):
     >>> import oxmera
     >>> from oxmera.distributions import Normal, TransformedDistribution
     >>> from oxmera.distributions.transforms import ExpTransform
-    >>> d = TransformedDistribution(Normal(oxmera.tensor(0.0), oxmera.tensor(1.0)), [ExpTransform()])
+    >>> base = Normal(oxmera.tensor(0.0), oxmera.tensor(1.0))
+    >>> d = TransformedDistribution(base, [ExpTransform()])
     >>> round(d.log_prob(oxmera.tensor(1.0)).item(), 4)
     -0.9189
     """
@@ -52,7 +53,8 @@ class TransformedDistribution(Distribution):
             base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)
         self.base_dist = base_distribution
         transform_change_in_event_dim = transform.codomain.event_dim - transform.domain.event_dim
-        event_dim = max(transform.codomain.event_dim, base_event_dim + transform_change_in_event_dim)
+        event_dim = max(transform.codomain.event_dim,
+                        base_event_dim + transform_change_in_event_dim)
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args=validate_args)
 

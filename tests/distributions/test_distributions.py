@@ -35,7 +35,8 @@ CASES = {
     "LogNormal": (dict(loc=REAL, scale=POS), RNG.uniform(0.1, 3, size=(4, 3))),
     "Gamma": (dict(concentration=POS, rate=POS2), RNG.uniform(0.1, 3, size=(4, 3))),
     "Beta": (dict(concentration1=POS, concentration0=POS2), RNG.uniform(0.05, 0.95, (4, 3))),
-    "Dirichlet": (dict(concentration=RNG.uniform(0.5, 2, (2, 3))), RNG.dirichlet([1, 1, 1], (4, 2))),
+    "Dirichlet": (dict(concentration=RNG.uniform(0.5, 2, (2, 3))),
+                  RNG.dirichlet([1, 1, 1], (4, 2))),
     "VonMises": (dict(loc=REAL, concentration=POS), RNG.uniform(-3, 3, (4, 3))),
     "Poisson": (dict(rate=POS), RNG.integers(0, 5, (4, 3)).astype(float)),
     "Bernoulli": (dict(probs=PROBS[0]), RNG.integers(0, 2, (4, 3)).astype(float)),
@@ -407,9 +408,9 @@ def test_kl_registry():
 def test_kl_gradient():
     loc = oxmera.tensor(REAL, requires_grad=True)
     scale = oxmera.tensor(POS, requires_grad=True)
-    assert gradcheck(lambda l, s: D.kl_divergence(D.Normal(l, s), D.Normal(0.0, 1.0)),
+    assert gradcheck(lambda m, s: D.kl_divergence(D.Normal(m, s), D.Normal(0.0, 1.0)),
                      [loc, scale])
-    assert gradgradcheck(lambda l, s: D.kl_divergence(D.Normal(l, s), D.Normal(0.0, 1.0)),
+    assert gradgradcheck(lambda m, s: D.kl_divergence(D.Normal(m, s), D.Normal(0.0, 1.0)),
                          [loc, scale])
 
 
@@ -417,10 +418,12 @@ def test_transformed_distribution_against_torch():
     torch = pytest.importorskip("torch")
     T, TT = D.transforms, torch.distributions.transforms
     pairs = [
-        ([T.AffineTransform(1.0, 2.0), T.ExpTransform()], [TT.AffineTransform(1.0, 2.0), TT.ExpTransform()]),
+        ([T.AffineTransform(1.0, 2.0), T.ExpTransform()],
+         [TT.AffineTransform(1.0, 2.0), TT.ExpTransform()]),
         ([T.SigmoidTransform()], [TT.SigmoidTransform()]),
         ([T.TanhTransform()], [TT.TanhTransform()]),
-        ([T.ExpTransform(), T.PowerTransform(2.0)], [TT.ExpTransform(), TT.PowerTransform(torch.tensor(2.0))]),
+        ([T.ExpTransform(), T.PowerTransform(2.0)],
+         [TT.ExpTransform(), TT.PowerTransform(torch.tensor(2.0))]),
         ([T.AffineTransform(0.0, -1.0)], [TT.AffineTransform(0.0, -1.0)]),
     ]
     base = D.Normal(t64(REAL), t64(POS))
