@@ -69,7 +69,7 @@ class Distribution:
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
-                is_lazy = isinstance(getattr(type(self), param), lazy_property)
+                is_lazy = isinstance(getattr(type(self), param, None), lazy_property)
                 if param not in self.__dict__ and is_lazy:
                     continue  # the parameterization not given: checked through the given one
                 value = getattr(self, param)
