@@ -27,6 +27,13 @@ __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "depend
            "unit_interval"]
 
 
+def _format(bound):
+    """A bound as PyTorch formats it in a repr: a 0-d tensor as its number."""
+    if isinstance(bound, oxmera.Tensor) and bound.dim() == 0:
+        return bound.item()
+    return bound
+
+
 def _all_of(*conditions):
     """Elementwise AND of boolean tensors (or Python bools), broadcast."""
     result = conditions[0]
@@ -193,8 +200,8 @@ class _IntegerInterval(Constraint):
         return _all_of(value % 1 == 0, self.lower_bound <= value, value <= self.upper_bound)
 
     def __repr__(self):
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)}, "
+                f"upper_bound={_format(self.upper_bound)})")
 
 
 class _IntegerGreaterThan(Constraint):
@@ -208,7 +215,7 @@ class _IntegerGreaterThan(Constraint):
         return _all_of(value % 1 == 0, value >= self.lower_bound)
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)})"
 
 
 class _Real(Constraint):
@@ -225,7 +232,7 @@ class _GreaterThan(Constraint):
         return self.lower_bound < value
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+        return f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)})"
 
 
 class _GreaterThanEq(_GreaterThan):
@@ -242,7 +249,7 @@ class _LessThan(Constraint):
         return value < self.upper_bound
 
     def __repr__(self):
-        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+        return f"{self.__class__.__name__[1:]}(upper_bound={_format(self.upper_bound)})"
 
 
 class _Interval(Constraint):
@@ -255,8 +262,8 @@ class _Interval(Constraint):
         return _all_of(self.lower_bound <= value, value <= self.upper_bound)
 
     def __repr__(self):
-        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
-                f"upper_bound={self.upper_bound})")
+        return (f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)}, "
+                f"upper_bound={_format(self.upper_bound)})")
 
 
 class _HalfOpenInterval(_Interval):

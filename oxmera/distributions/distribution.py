@@ -14,6 +14,11 @@ from oxmera.distributions.utils import _extended_shape, lazy_property
 __all__ = ["Distribution"]
 
 
+def _format_value(value):
+    """A tensor as PyTorch's f-strings show it: a 0-d one as its number."""
+    return value.item() if value.dim() == 0 else value
+
+
 class Distribution:
     """The base class of probability distributions (``torch.distributions.Distribution``).
 
@@ -80,7 +85,7 @@ class Distribution:
                         f"({type(value).__name__} of shape {tuple(value.shape)}) "
                         f"of distribution {self!r} "
                         f"to satisfy the constraint {constraint!r}, "
-                        f"but found invalid values:\n{value}")
+                        f"but found invalid values:\n{_format_value(value)}")
         super().__init__()
 
     def expand(self, batch_shape, _instance=None):
@@ -214,7 +219,7 @@ class Distribution:
                 f"({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) "
                 f"of the distribution {self!r}, "
-                f"but found invalid values:\n{value}")
+                f"but found invalid values:\n{_format_value(value)}")
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
@@ -238,10 +243,15 @@ class Distribution:
         return new
 
     def __repr__(self):
-        # as PyTorch: a one-element parameter by value, a larger one by its size
+        # as PyTorch: a one-element parameter by value (a 0-d one as a number), a larger
+        # one by its size
         parts = []
         for name in self.arg_constraints:
             if name in self.__dict__:
                 value = self.__dict__[name]
-                parts.append(f"{name}: {value if value.numel() == 1 else repr(value.shape)}")
+                if value.numel() != 1:
+                    value = repr(value.shape)
+                elif value.dim() == 0:
+                    value = value.item()
+                parts.append(f"{name}: {value}")
         return self.__class__.__name__ + "(" + ", ".join(parts) + ")"

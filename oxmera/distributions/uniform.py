@@ -27,8 +27,13 @@ class Uniform(Distribution):
     (0.25, 2.0)
     """
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+
+    @property
+    def arg_constraints(self):
+        # each bound checked against the other: low < high
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
+
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
@@ -38,8 +43,6 @@ class Uniform(Distribution):
         else:
             batch_shape = tuple(self.low.shape)
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool(oxmera.lt(self.low, self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape, _instance=None):
         return self._expanded(Uniform, batch_shape, _instance, ("low", "high"))

@@ -335,6 +335,15 @@ def test_validation_errors():
 
 def test_validation_messages_match_torch():
     torch = pytest.importorskip("torch")
+    for low, high in [(1.0, 0.0), (0.0, 0.0)]:
+        with pytest.raises(ValueError) as ours:
+            D.Uniform(t64(low), t64(high))
+        with pytest.raises(ValueError) as theirs:
+            torch.distributions.Uniform(torch.tensor(low), torch.tensor(high))
+        assert str(ours.value) == str(theirs.value)
+    ours = repr(D.Normal(t64([0.0, 1.0]), 1.0))
+    theirs = repr(torch.distributions.Normal(torch.zeros(2), 1.0))
+    assert ours.replace("oxmera", "torch") == theirs
     with pytest.raises(ValueError) as ours:
         D.Exponential(t64([1.0, 2.0])).log_prob(t64([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError) as theirs:
