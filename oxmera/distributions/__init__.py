@@ -5,8 +5,7 @@ generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's
 not PyTorch's).
 
 Not supported (yet): complex parameters; the families not listed in ``__all__``
-(``Chi2``, ``FisherSnedecor``, ``Geometric``, ``NegativeBinomial``, ``HalfNormal``,
-``HalfCauchy``, ``Kumaraswamy``, ``Weibull``, ``Pareto``, ``LKJCholesky``,
+(``FisherSnedecor``, ``Kumaraswamy``, ``LKJCholesky``,
 ``Wishart``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
 ``ContinuousBernoulli``, ``LogisticNormal``, ``Binomial`` with a tensor
 ``total_count`` in ``Multinomial``); ``biject_to``/``transform_to``; the
@@ -29,17 +28,24 @@ from oxmera.distributions.bernoulli import Bernoulli
 from oxmera.distributions.beta import Beta
 from oxmera.distributions.binomial import Binomial
 from oxmera.distributions.categorical import Categorical
+from oxmera.distributions.chi2 import Chi2
 from oxmera.distributions.cauchy import Cauchy
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.gamma import Gamma
+from oxmera.distributions.geometric import Geometric
 from oxmera.distributions.gumbel import Gumbel
+from oxmera.distributions.half_cauchy import HalfCauchy
+from oxmera.distributions.half_normal import HalfNormal
 from oxmera.distributions.laplace import Laplace
 from oxmera.distributions.multinomial import Multinomial
+from oxmera.distributions.negative_binomial import NegativeBinomial
 from oxmera.distributions.one_hot_categorical import OneHotCategorical
+from oxmera.distributions.pareto import Pareto
 from oxmera.distributions.poisson import Poisson
 from oxmera.distributions.studentT import StudentT
 from oxmera.distributions.von_mises import VonMises
+from oxmera.distributions.weibull import Weibull
 from oxmera.distributions.independent import Independent
 from oxmera.distributions.log_normal import LogNormal
 from oxmera.distributions.mixture_same_family import MixtureSameFamily
@@ -49,7 +55,9 @@ from oxmera.distributions.multivariate_normal import MultivariateNormal
 from oxmera.distributions.kl import kl_divergence, register_kl
 from oxmera.distributions import constraints, transforms
 
-__all__ = ["Distribution", "Normal", "Uniform", "Bernoulli", "Beta", "Binomial", "Categorical",
+__all__ = ["Chi2", "Geometric", "HalfCauchy", "HalfNormal", "NegativeBinomial", "Pareto",
+           "Weibull",
+           "Distribution", "Normal", "Uniform", "Bernoulli", "Beta", "Binomial", "Categorical",
            "Cauchy", "Dirichlet", "Exponential", "Gamma", "Gumbel", "Laplace", "Multinomial",
            "OneHotCategorical", "Poisson", "StudentT", "VonMises", "Independent", "LogNormal",
            "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal",

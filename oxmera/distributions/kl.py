@@ -22,6 +22,8 @@ from oxmera.distributions.cauchy import Cauchy
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.gamma import Gamma
+from oxmera.distributions.geometric import Geometric
+from oxmera.distributions.half_normal import HalfNormal
 from oxmera.distributions.gumbel import Gumbel, _EULER_GAMMA
 from oxmera.distributions.independent import Independent
 from oxmera.distributions.laplace import Laplace
@@ -30,6 +32,7 @@ from oxmera.distributions.multivariate_normal import (MultivariateNormal, _batch
                                                       _half_log_det)
 from oxmera.distributions.normal import Normal
 from oxmera.distributions.one_hot_categorical import OneHotCategorical
+from oxmera.distributions.pareto import Pareto
 from oxmera.distributions.poisson import Poisson
 from oxmera.distributions.transformed_distribution import TransformedDistribution
 from oxmera.distributions.uniform import Uniform
@@ -219,6 +222,25 @@ def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     outside = oxmera.logical_or(q.low > p.low, q.high < p.high)
     return oxmera.where(outside, _infinite_like(result), result)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - oxmera.log1p(-q.probs) / p.probs - q.logits
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    # p puts mass below q's support
+    return oxmera.where(p.scale < q.scale, _infinite_like(result), result)
 
 
 @register_kl(MultivariateNormal, MultivariateNormal)

@@ -71,6 +71,14 @@ class TransformedDistribution(Distribution):
         new._validate_args = self._validate_args
         return new
 
+    def _expand_family(self, cls, batch_shape, _instance, names):
+        """``expand`` for a named family built on this class: its own parameters
+        ``names`` expanded too."""
+        new = self._get_checked_instance(cls, _instance)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(*batch_shape))
+        return TransformedDistribution.expand(self, batch_shape, _instance=new)
+
     @constraints.dependent_property(is_discrete=False)
     def support(self):
         if not self.transforms:

@@ -46,6 +46,14 @@ CASES = {
     "OneHotCategorical": (dict(logits=np.log(PROBS)), np.eye(3)[RNG.integers(0, 3, (4, 2))]),
     "Multinomial": (dict(total_count=4, probs=PROBS), np.array([[1.0, 1, 2], [0, 4, 0]])),
     "MultivariateNormal": (dict(loc=REAL, covariance_matrix=COV), RNG.normal(size=(4, 3))),
+    "Chi2": (dict(df=POS * 3), RNG.uniform(0.1, 3, size=(4, 3))),
+    "HalfNormal": (dict(scale=POS), RNG.uniform(0.1, 3, size=(4, 3))),
+    "HalfCauchy": (dict(scale=POS), RNG.uniform(0.1, 3, size=(4, 3))),
+    "Weibull": (dict(scale=POS, concentration=POS2 + 1), RNG.uniform(0.1, 3, size=(4, 3))),
+    "Pareto": (dict(scale=POS / 2, alpha=POS2 + 2), RNG.uniform(1.1, 3, size=(4, 3))),
+    "Geometric": (dict(probs=PROBS[0]), RNG.integers(0, 5, (4, 3)).astype(float)),
+    "NegativeBinomial": (dict(total_count=POS * 3, probs=PROBS[1]),
+                         RNG.integers(0, 5, (4, 3)).astype(float)),
     "LowRankMultivariateNormal": (dict(loc=REAL, cov_factor=A[:, :2], cov_diag=POS),
                                   RNG.normal(size=(4, 3))),
 }
@@ -153,7 +161,8 @@ def test_values_against_scipy():
 
 
 # log_prob differentiated w.r.t. every float parameter, first and second order
-GRAD_CASES = ["Normal", "Laplace", "Cauchy", "Exponential", "Gumbel", "StudentT", "LogNormal",
+GRAD_CASES = ["Chi2", "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "Geometric",
+              "NegativeBinomial", "Normal", "Laplace", "Cauchy", "Exponential", "Gumbel", "StudentT", "LogNormal",
               "Gamma", "Beta", "Dirichlet", "VonMises", "Poisson", "Bernoulli", "Binomial",
               "Categorical", "OneHotCategorical", "Multinomial", "MultivariateNormal",
               "LowRankMultivariateNormal"]
@@ -199,8 +208,13 @@ def test_log_prob_and_entropy_gradients(name):
     lambda p: D.LowRankMultivariateNormal(p[0], p[0].unsqueeze(-1), p[1].exp()),
     lambda p: D.TransformedDistribution(D.Normal(p[0], p[1].exp()),
                                         [D.transforms.TanhTransform()]),
+    lambda p: D.HalfNormal(p[1].exp()),
+    lambda p: D.HalfCauchy(p[1].exp()),
+    lambda p: D.Weibull(p[1].exp(), p[0].exp() + 1),
+    lambda p: D.Pareto(p[1].exp(), p[0].exp() + 1),
 ], ids=["Normal", "Laplace", "Cauchy", "Gumbel", "Exponential", "Uniform", "LogNormal",
-        "MultivariateNormal", "LowRankMVN", "Tanh"])
+        "MultivariateNormal", "LowRankMVN", "Tanh", "HalfNormal", "HalfCauchy", "Weibull",
+        "Pareto"])
 def test_rsample_gradients(make):
     p = [oxmera.tensor(REAL, requires_grad=True), oxmera.tensor(POS - 1, requires_grad=True)]
 
@@ -246,6 +260,12 @@ def test_sample_shapes_and_moments():
         (D.Laplace(t64([0.0, 1.0]), t64([1.0, 2.0])), (2,)),
         (D.Gumbel(t64([0.0, 1.0]), t64([1.0, 2.0])), (2,)),
         (D.Exponential(t64([1.0, 4.0])), (2,)),
+        (D.Chi2(t64([1.0, 4.0])), (2,)),
+        (D.HalfNormal(t64([1.0, 4.0])), (2,)),
+        (D.Weibull(t64([1.0, 4.0]), t64([2.0, 3.0])), (2,)),
+        (D.Pareto(t64([1.0, 4.0]), t64([5.0, 6.0])), (2,)),
+        (D.Geometric(t64([0.3, 0.8])), (2,)),
+        (D.NegativeBinomial(t64([3.0, 1.5]), probs=t64([0.3, 0.6])), (2,)),
         (D.StudentT(t64([5.0, 9.0])), (2,)),
         (D.LogNormal(t64([0.0, 0.3]), t64([0.5, 0.2])), (2,)),
         (D.Dirichlet(t64([[1.0, 2.0, 3.0]])), (1, 3)),
@@ -369,6 +389,10 @@ KL_PAIRS = [
     ("OneHotCategorical", dict(probs=PROBS), dict(probs=PROBS[::-1].copy())),
     ("Uniform", dict(low=-POS, high=POS), dict(low=-POS - 1, high=POS + 1)),
     ("LogNormal", dict(loc=REAL, scale=POS), dict(loc=-REAL, scale=POS2)),
+    ("HalfNormal", dict(scale=POS), dict(scale=POS2)),
+    ("Geometric", dict(probs=PROBS[0]), dict(probs=PROBS[1])),
+    ("Pareto", dict(scale=POS, alpha=POS2 + 2), dict(scale=POS / 2, alpha=POS + 1)),
+    ("Chi2", dict(df=POS * 3), dict(df=POS2 * 2)),
     ("MultivariateNormal", dict(loc=REAL, covariance_matrix=COV),
      dict(loc=-REAL, covariance_matrix=np.eye(3) * 2)),
     ("LowRankMultivariateNormal", dict(loc=REAL, cov_factor=A[:, :2], cov_diag=POS),
