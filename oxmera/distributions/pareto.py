@@ -1,5 +1,4 @@
 """The Pareto (type I) distribution."""
-import oxmera
 from oxmera.distributions import constraints
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.transformed_distribution import TransformedDistribution

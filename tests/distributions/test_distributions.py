@@ -162,7 +162,8 @@ def test_values_against_scipy():
 
 # log_prob differentiated w.r.t. every float parameter, first and second order
 GRAD_CASES = ["Chi2", "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "Geometric",
-              "NegativeBinomial", "Normal", "Laplace", "Cauchy", "Exponential", "Gumbel", "StudentT", "LogNormal",
+              "NegativeBinomial", "Normal", "Laplace", "Cauchy", "Exponential", "Gumbel",
+              "StudentT", "LogNormal",
               "Gamma", "Beta", "Dirichlet", "VonMises", "Poisson", "Bernoulli", "Binomial",
               "Categorical", "OneHotCategorical", "Multinomial", "MultivariateNormal",
               "LowRankMultivariateNormal"]
