@@ -8,7 +8,7 @@ Not supported (yet): complex parameters; the families not listed in ``__all__``
 (``FisherSnedecor``, ``Kumaraswamy``, ``LKJCholesky``,
 ``Wishart``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
 ``ContinuousBernoulli``, ``LogisticNormal``, ``Binomial`` with a tensor
-``total_count`` in ``Multinomial``); ``biject_to``/``transform_to``; the
+``total_count`` in ``Multinomial``); ``CorrCholeskyTransform``; the
 exponential-family Bregman entropy; cross-family KL pairs (only same-family
 pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
 
@@ -21,44 +21,47 @@ Examples
 >>> p.loc.grad.item()
 0.5
 """
-from oxmera.distributions.distribution import Distribution
-from oxmera.distributions.normal import Normal
-from oxmera.distributions.uniform import Uniform
 from oxmera.distributions.bernoulli import Bernoulli
 from oxmera.distributions.beta import Beta
 from oxmera.distributions.binomial import Binomial
 from oxmera.distributions.categorical import Categorical
-from oxmera.distributions.chi2 import Chi2
 from oxmera.distributions.cauchy import Cauchy
+from oxmera.distributions.chi2 import Chi2
+from oxmera.distributions.constraint_registry import biject_to, transform_to
 from oxmera.distributions.dirichlet import Dirichlet
+from oxmera.distributions.distribution import Distribution
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.gamma import Gamma
 from oxmera.distributions.geometric import Geometric
 from oxmera.distributions.gumbel import Gumbel
 from oxmera.distributions.half_cauchy import HalfCauchy
 from oxmera.distributions.half_normal import HalfNormal
+from oxmera.distributions.independent import Independent
+from oxmera.distributions.kl import kl_divergence, register_kl
 from oxmera.distributions.laplace import Laplace
+from oxmera.distributions.log_normal import LogNormal
+from oxmera.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from oxmera.distributions.mixture_same_family import MixtureSameFamily
 from oxmera.distributions.multinomial import Multinomial
+from oxmera.distributions.multivariate_normal import MultivariateNormal
 from oxmera.distributions.negative_binomial import NegativeBinomial
+from oxmera.distributions.normal import Normal
 from oxmera.distributions.one_hot_categorical import OneHotCategorical
 from oxmera.distributions.pareto import Pareto
 from oxmera.distributions.poisson import Poisson
 from oxmera.distributions.studentT import StudentT
+from oxmera.distributions.transformed_distribution import TransformedDistribution
+from oxmera.distributions.uniform import Uniform
 from oxmera.distributions.von_mises import VonMises
 from oxmera.distributions.weibull import Weibull
-from oxmera.distributions.independent import Independent
-from oxmera.distributions.log_normal import LogNormal
-from oxmera.distributions.mixture_same_family import MixtureSameFamily
-from oxmera.distributions.transformed_distribution import TransformedDistribution
-from oxmera.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
-from oxmera.distributions.multivariate_normal import MultivariateNormal
-from oxmera.distributions.kl import kl_divergence, register_kl
 from oxmera.distributions import constraints, transforms
+from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports them here too)
 
-__all__ = ["Chi2", "Geometric", "HalfCauchy", "HalfNormal", "NegativeBinomial", "Pareto",
-           "Weibull",
-           "Distribution", "Normal", "Uniform", "Bernoulli", "Beta", "Binomial", "Categorical",
-           "Cauchy", "Dirichlet", "Exponential", "Gamma", "Gumbel", "Laplace", "Multinomial",
-           "OneHotCategorical", "Poisson", "StudentT", "VonMises", "Independent", "LogNormal",
-           "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal",
-           "MultivariateNormal", "kl_divergence", "register_kl", "constraints", "transforms"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+           "Distribution", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "Laplace", "LogNormal", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "Pareto", "Poisson", "StudentT", "TransformedDistribution",
+           "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl",
+           "transform_to", "constraints", "transforms"]
+__all__ += transforms.__all__

@@ -501,3 +501,104 @@ def test_composed_cholesky_matches_numpy():
     batch = np.stack([COV, COV * 2 + np.eye(3)])
     np.testing.assert_allclose(as_array(_cholesky(t64(batch))), np.linalg.cholesky(batch),
                                rtol=1e-12)
+
+
+def _transform_cases():
+    T = D.transforms
+    return [
+        (T.StickBreakingTransform(), "StickBreakingTransform", (), (2, 3)),
+        (T.LowerCholeskyTransform(), "LowerCholeskyTransform", (), (2, 3, 3)),
+        (T.PositiveDefiniteTransform(), "PositiveDefiniteTransform", (), (2, 3, 3)),
+        (T.SoftplusTransform(), "SoftplusTransform", (), (2, 3)),
+        (T.ReshapeTransform((6,), (2, 3)), "ReshapeTransform", ((6,), (2, 3)), (4, 6)),
+    ]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_more_transforms_against_torch(index):
+    torch = pytest.importorskip("torch")
+    ours, name, args, shape = _transform_cases()[index]
+    theirs = getattr(torch.distributions.transforms, name)(*args)
+    x = RNG.normal(size=shape)
+    y = ours(t64(x))
+    np.testing.assert_allclose(as_array(y), theirs(torch.tensor(x)).numpy(), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(as_array(ours.inv(y)), theirs.inv(theirs(torch.tensor(x))).numpy(),
+                               rtol=1e-8, atol=1e-10)
+    try:
+        expected = theirs.log_abs_det_jacobian(torch.tensor(x), theirs(torch.tensor(x)))
+    except NotImplementedError:
+        return
+    np.testing.assert_allclose(as_array(ours.log_abs_det_jacobian(t64(x), y)), expected.numpy(),
+                               rtol=1e-10, atol=1e-12)
+    assert tuple(ours.forward_shape(shape)) == tuple(theirs.forward_shape(torch.Size(shape)))
+
+
+def test_stick_breaking_jacobian_and_gradients():
+    """log|det J| of the stick-breaking map (n -> n+1 entries, so the Jacobian of the first
+    n outputs) against the determinant of a numerical Jacobian; gradients of the map."""
+    t = D.transforms.StickBreakingTransform()
+    x = RNG.normal(size=3)
+    jac = oxmera.autograd.functional.jacobian(lambda v: t(v)[:-1], t64(x))
+    np.testing.assert_allclose(float(t.log_abs_det_jacobian(t64(x), t(t64(x)))),
+                               np.log(abs(np.linalg.det(as_array(jac)))), rtol=1e-10)
+    leaf = oxmera.tensor(x, requires_grad=True)
+    assert gradcheck(lambda v: t(v), [leaf])
+    assert gradgradcheck(lambda v: t.log_abs_det_jacobian(v, t(v)), [leaf])
+
+
+def test_cat_stack_and_cdf_transforms():
+    T = D.transforms
+    x = t64(RNG.normal(size=(2, 4)))
+    cat = T.CatTransform([T.ExpTransform(), T.identity_transform], dim=1, lengths=[3, 1])
+    y = cat(x)
+    np.testing.assert_allclose(as_array(y)[:, :3], np.exp(as_array(x)[:, :3]))
+    np.testing.assert_allclose(as_array(cat.inv(y)), as_array(x), rtol=1e-12)
+    stack = T.StackTransform([T.ExpTransform(), T.SigmoidTransform()], dim=0)
+    z = stack(x)
+    np.testing.assert_allclose(as_array(stack.inv(z)), as_array(x), rtol=1e-10)
+    ladj = as_array(stack.log_abs_det_jacobian(x, z))
+    np.testing.assert_allclose(ladj[0], as_array(x)[0])
+    normal = D.Normal(t64(0.5), t64(2.0))
+    cdf = T.CumulativeDistributionTransform(normal)
+    v = t64([0.1, 1.0])
+    np.testing.assert_allclose(as_array(cdf(v)), as_array(normal.cdf(v)))
+    np.testing.assert_allclose(as_array(cdf.inv(cdf(v))), as_array(v), rtol=1e-10)
+
+
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+def test_constraint_registry(registry):
+    C = D.constraints
+    function = getattr(D, registry)
+    cases = [C.real, C.positive, C.nonnegative, C.greater_than(1.5), C.less_than(-2.0),
+             C.interval(-1.0, 3.0), C.unit_interval, C.simplex, C.real_vector,
+             C.independent(C.positive, 1)]
+    if registry == "transform_to":
+        cases += [C.lower_cholesky, C.positive_definite]
+    for constraint in cases:
+        transform = function(constraint)
+        shape = (2, 3, 3) if constraint.event_dim == 2 else (2, 3)
+        x = t64(RNG.normal(size=shape))
+        y = transform(x)
+        assert bool(constraint.check(y).all()), (registry, constraint)
+        if transform.bijective:
+            np.testing.assert_allclose(as_array(transform.inv(y)), as_array(x), rtol=1e-7,
+                                       atol=1e-9)
+    torch = pytest.importorskip("torch")
+    TC = torch.distributions.constraints
+    theirs = getattr(torch.distributions, registry)
+    x = RNG.normal(size=(2, 3))
+    for ours_c, theirs_c in [(C.interval(-1.0, 3.0), TC.interval(-1.0, 3.0)),
+                             (C.greater_than(1.5), TC.greater_than(1.5)),
+                             (C.simplex, TC.simplex)]:
+        ours_t, theirs_t = function(ours_c), theirs(theirs_c)
+        y = ours_t(t64(x))
+        ty = theirs_t(torch.tensor(x))
+        np.testing.assert_allclose(as_array(y), ty.numpy(), rtol=1e-10)
+        if not ours_t.bijective:  # transform_to(simplex), a softmax: no Jacobian in either
+            continue
+        np.testing.assert_allclose(as_array(ours_t.log_abs_det_jacobian(t64(x), y)),
+                                   theirs_t.log_abs_det_jacobian(torch.tensor(x), ty).numpy(),
+                                   rtol=1e-10)
+    with pytest.raises(NotImplementedError):
+        function(C.boolean)
