@@ -5,10 +5,9 @@ generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's
 not PyTorch's).
 
 Not supported (yet): complex parameters; the families not listed in ``__all__``
-(``FisherSnedecor``, ``Kumaraswamy``, ``LKJCholesky``,
-``Wishart``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
-``ContinuousBernoulli``, ``LogisticNormal``, ``Binomial`` with a tensor
-``total_count`` in ``Multinomial``); ``CorrCholeskyTransform``; the
+(``LKJCholesky``, ``Wishart``, ``ContinuousBernoulli``, ``GeneralizedPareto``,
+``InverseGamma``, ``ExponentialFamily`` as a base class; a tensor ``total_count``
+in ``Multinomial``); ``CorrCholeskyTransform``; the
 exponential-family Bregman entropy; cross-family KL pairs (only same-family
 pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
 
@@ -31,6 +30,7 @@ from oxmera.distributions.constraint_registry import biject_to, transform_to
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.distribution import Distribution
 from oxmera.distributions.exponential import Exponential
+from oxmera.distributions.fishersnedecor import FisherSnedecor
 from oxmera.distributions.gamma import Gamma
 from oxmera.distributions.geometric import Geometric
 from oxmera.distributions.gumbel import Gumbel
@@ -38,8 +38,10 @@ from oxmera.distributions.half_cauchy import HalfCauchy
 from oxmera.distributions.half_normal import HalfNormal
 from oxmera.distributions.independent import Independent
 from oxmera.distributions.kl import kl_divergence, register_kl
+from oxmera.distributions.kumaraswamy import Kumaraswamy
 from oxmera.distributions.laplace import Laplace
 from oxmera.distributions.log_normal import LogNormal
+from oxmera.distributions.logistic_normal import LogisticNormal
 from oxmera.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from oxmera.distributions.mixture_same_family import MixtureSameFamily
 from oxmera.distributions.multinomial import Multinomial
@@ -49,6 +51,8 @@ from oxmera.distributions.normal import Normal
 from oxmera.distributions.one_hot_categorical import OneHotCategorical
 from oxmera.distributions.pareto import Pareto
 from oxmera.distributions.poisson import Poisson
+from oxmera.distributions.relaxed_bernoulli import RelaxedBernoulli
+from oxmera.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from oxmera.distributions.studentT import StudentT
 from oxmera.distributions.transformed_distribution import TransformedDistribution
 from oxmera.distributions.uniform import Uniform
@@ -58,10 +62,12 @@ from oxmera.distributions import constraints, transforms
 from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports them here too)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
-           "HalfNormal", "Independent", "Laplace", "LogNormal", "LowRankMultivariateNormal",
-           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
-           "OneHotCategorical", "Pareto", "Poisson", "StudentT", "TransformedDistribution",
+           "Distribution", "Exponential", "FisherSnedecor", "Gamma",
+           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
+           "Laplace", "LogNormal", "LogisticNormal",
+           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+           "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
            "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl",
            "transform_to", "constraints", "transforms"]
 __all__ += transforms.__all__
