@@ -6,7 +6,7 @@ not PyTorch's).
 
 Not supported (yet): complex parameters; the families not listed in ``__all__``
 (``LKJCholesky``, ``Wishart``, ``ContinuousBernoulli``, ``GeneralizedPareto``,
-``InverseGamma``, ``ExponentialFamily`` as a base class; a tensor ``total_count``
+``InverseGamma``; a tensor ``total_count``
 in ``Multinomial``); ``CorrCholeskyTransform``; the
 exponential-family Bregman entropy; cross-family KL pairs (only same-family
 pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
@@ -29,6 +29,7 @@ from oxmera.distributions.chi2 import Chi2
 from oxmera.distributions.constraint_registry import biject_to, transform_to
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.fishersnedecor import FisherSnedecor
 from oxmera.distributions.gamma import Gamma
@@ -62,7 +63,7 @@ from oxmera.distributions import constraints, transforms
 from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports them here too)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "FisherSnedecor", "Gamma",
+           "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
            "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
            "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",

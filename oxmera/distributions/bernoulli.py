@@ -4,13 +4,13 @@ import numbers
 import oxmera
 from oxmera.distributions import constraints
 from oxmera.distributions._probs_logits import _one_of, _ProbsLogits
-from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.utils import _draw, _rng, broadcast_all
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(_ProbsLogits, Distribution):
+class Bernoulli(_ProbsLogits, ExponentialFamily):
     """The Bernoulli distribution: 1 with probability ``probs`` (or ``sigmoid(logits)``).
 
     Examples
@@ -65,6 +65,17 @@ class Bernoulli(_ProbsLogits, Distribution):
         # -binary_cross_entropy_with_logits; softplus (smooth, stable) rather than
         # max(l, 0) + log1p(exp(-|l|)), whose pieces have kinks at l = 0
         return logits * value - oxmera.nn.functional.softplus(logits)
+
+    @property
+    def _natural_params(self):
+        return (oxmera.logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return oxmera.log1p(oxmera.exp(x))
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         logits, probs = broadcast_all(self.logits, self.probs)

@@ -5,12 +5,13 @@ import oxmera
 from oxmera.distributions import constraints
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """The beta distribution with ``concentration1`` (alpha) and ``concentration0`` (beta).
 
     Examples
@@ -74,6 +75,20 @@ class Beta(Distribution):
             self._validate_sample(value)
         heads_tails = oxmera.stack([value, 1.0 - value], -1)
         return self._dirichlet.log_prob(heads_tails)
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return oxmera.lgamma(x) + oxmera.lgamma(y) - oxmera.lgamma(x + y)
+
+    @property
+    def _mean_carrier_measure(self):
+        # with theta = (a, b) the carrier is -log x - log(1 - x) (PyTorch leaves this
+        # undefined): its mean is -(digamma(a) + digamma(b) - 2 digamma(a + b))
+        a, b = self.concentration1, self.concentration0
+        return -(oxmera.digamma(a) + oxmera.digamma(b) - 2 * oxmera.digamma(a + b))
 
     def entropy(self):
         return self._dirichlet.entropy()

@@ -3,7 +3,7 @@ import numpy as np
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.gamma import _standard_gamma
 
 __all__ = ["Dirichlet"]
@@ -17,7 +17,7 @@ def _dirichlet_rsample(concentration, where):
     return x.clamp(min=float(info.tiny), max=1 - float(info.eps))
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution with concentration ``concentration`` (last dim: the event).
 
     Examples
@@ -73,6 +73,20 @@ class Dirichlet(Distribution):
     def variance(self):
         con0 = self.concentration.sum(-1, keepdim=True)
         return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - oxmera.lgamma(x.sum(-1))
+
+    @property
+    def _mean_carrier_measure(self):
+        # with theta = concentration the carrier is -sum(log x); E[log x_i] is
+        # digamma(a_i) - digamma(a_0) (PyTorch leaves this undefined)
+        total = self.concentration.sum(-1, keepdim=True)
+        return -(oxmera.digamma(self.concentration) - oxmera.digamma(total)).sum(-1)
 
     def entropy(self):
         k = self.concentration.shape[-1]

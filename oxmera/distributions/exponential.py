@@ -3,13 +3,13 @@ import numbers
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.utils import _draw, _rng, broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """The exponential distribution with rate ``rate`` (mean ``1 / rate``).
 
     Examples
@@ -66,6 +66,17 @@ class Exponential(Distribution):
 
     def icdf(self, value):
         return -oxmera.log1p(-value) / self.rate
+
+    @property
+    def _natural_params(self):
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -oxmera.log(-x)
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         return 1.0 - oxmera.log(self.rate)

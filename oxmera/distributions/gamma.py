@@ -6,7 +6,7 @@ import numpy as np
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.utils import _draw, _rng, broadcast_all
 
 __all__ = ["Gamma"]
@@ -49,7 +49,7 @@ def _standard_gamma(concentration, where):
     return x
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """The gamma distribution with shape ``concentration`` and inverse scale ``rate``.
 
     ``rsample`` is differentiable in both parameters: exactly (every order) in
@@ -105,6 +105,17 @@ class Gamma(Distribution):
         return (oxmera.xlogy(self.concentration, self.rate)
                 + oxmera.xlogy(self.concentration - 1, value)
                 - self.rate * value - oxmera.lgamma(self.concentration))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return oxmera.lgamma(x + 1) + (x + 1) * oxmera.log(-y.reciprocal())
+
+    @property
+    def _mean_carrier_measure(self):
+        return 0
 
     def entropy(self):
         return (self.concentration - oxmera.log(self.rate) + oxmera.lgamma(self.concentration)

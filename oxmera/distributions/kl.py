@@ -20,6 +20,7 @@ from oxmera.distributions.binomial import Binomial
 from oxmera.distributions.categorical import Categorical
 from oxmera.distributions.cauchy import Cauchy
 from oxmera.distributions.dirichlet import Dirichlet
+from oxmera.distributions.exp_family import ExponentialFamily, _bregman_gradients
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.gamma import Gamma
 from oxmera.distributions.geometric import Geometric
@@ -102,6 +103,20 @@ def kl_divergence(p, q):
 
 def _infinite_like(t):
     return oxmera.full_like(t, float("inf"))
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """The Bregman divergence of the log normalizer, for two members of one family."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_params, p_value, gradients = _bregman_gradients(p._log_normalizer, p._natural_params)
+    q_params = q._natural_params
+    result = q._log_normalizer(*q_params) - p_value
+    for p_param, q_param, gradient in zip(p_params, q_params, gradients):
+        result = result - _sum_rightmost((q_param - p_param) * gradient, len(q.event_shape))
+    return result
 
 
 @register_kl(Normal, Normal)

@@ -4,13 +4,13 @@ import numbers
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.utils import _draw, _rng, broadcast_all
 
 __all__ = ["Normal"]
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     Parameters
@@ -89,6 +89,13 @@ class Normal(Distribution):
 
     def icdf(self, value):
         return self.loc + self.scale * oxmera.erfinv(2 * value - 1) * math.sqrt(2)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * oxmera.log(-math.pi / y)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + oxmera.log(self.scale)

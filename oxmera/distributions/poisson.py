@@ -3,13 +3,13 @@ import numbers
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions.distribution import Distribution
+from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.utils import _draw, _rng, broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """The Poisson distribution with mean ``rate``.
 
     Examples
@@ -55,3 +55,10 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return oxmera.xlogy(value, rate) - rate - oxmera.lgamma(value + 1)
+
+    @property
+    def _natural_params(self):
+        return (oxmera.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return oxmera.exp(x)

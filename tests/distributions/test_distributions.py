@@ -446,6 +446,8 @@ def test_kl_registry():
         del kl._KL_REGISTRY[MyNormal, D.Normal]
         kl._KL_MEMOIZE.clear()
     with pytest.raises(NotImplementedError, match="No KL"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Laplace(1.0, 1.0))
+    with pytest.raises(NotImplementedError, match="different exponential families"):
         D.kl_divergence(D.Normal(0.0, 1.0), D.Gamma(1.0, 1.0))
     p = D.Independent(D.Normal(t64(REAL), t64(POS)), 1)
     q = D.Independent(D.Normal(t64(-REAL), t64(POS2)), 1)
@@ -616,3 +618,29 @@ def test_constraint_registry(registry):
                                    rtol=1e-10)
     with pytest.raises(NotImplementedError):
         function(C.boolean)
+
+
+EXP_FAMILY = ["Normal", "Bernoulli", "Beta", "Dirichlet", "Exponential", "Gamma"]
+
+
+@pytest.mark.parametrize("name", EXP_FAMILY)
+def test_exponential_family_bregman_forms(name):
+    """The Bregman entropy and KL (from the log normalizer by autograd) equal the closed
+    forms, and stay differentiable in the parameters."""
+    from oxmera.distributions.kl import _kl_expfamily_expfamily
+    params = dict(CASES[name][0])
+    p = build(D, name, params)
+    assert isinstance(p, D.ExponentialFamily)
+    np.testing.assert_allclose(as_array(D.ExponentialFamily.entropy(p)), as_array(p.entropy()),
+                               rtol=1e-10)
+    pair = next(case for case in KL_PAIRS if case[0] == name)
+    p, q = build(D, name, pair[1]), build(D, name, pair[2])
+    np.testing.assert_allclose(as_array(_kl_expfamily_expfamily(p, q)),
+                               as_array(D.kl_divergence(p, q)), rtol=1e-9)
+    names = [k for k, v in pair[1].items() if isinstance(v, np.ndarray)]
+    leaves = [oxmera.tensor(pair[1][k], requires_grad=True) for k in names]
+
+    def function(*tensors):
+        dist = getattr(D, name)(**dict(zip(names, tensors)), validate_args=False)
+        return D.ExponentialFamily.entropy(dist).sum()
+    assert gradcheck(function, leaves)
