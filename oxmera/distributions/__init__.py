@@ -5,8 +5,7 @@ generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's
 not PyTorch's).
 
 Not supported (yet): complex parameters; the families not listed in ``__all__``
-(``LKJCholesky``, ``Wishart``, ``ContinuousBernoulli``, ``GeneralizedPareto``,
-``InverseGamma``; a tensor ``total_count``
+(``LKJCholesky``, ``Wishart``, ``GeneralizedPareto``; a tensor ``total_count``
 in ``Multinomial``); ``CorrCholeskyTransform``; the
 exponential-family Bregman entropy; cross-family KL pairs (only same-family
 pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
@@ -26,6 +25,7 @@ from oxmera.distributions.binomial import Binomial
 from oxmera.distributions.categorical import Categorical
 from oxmera.distributions.cauchy import Cauchy
 from oxmera.distributions.chi2 import Chi2
+from oxmera.distributions.continuous_bernoulli import ContinuousBernoulli
 from oxmera.distributions.constraint_registry import biject_to, transform_to
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.distribution import Distribution
@@ -38,6 +38,7 @@ from oxmera.distributions.gumbel import Gumbel
 from oxmera.distributions.half_cauchy import HalfCauchy
 from oxmera.distributions.half_normal import HalfNormal
 from oxmera.distributions.independent import Independent
+from oxmera.distributions.inverse_gamma import InverseGamma
 from oxmera.distributions.kl import kl_divergence, register_kl
 from oxmera.distributions.kumaraswamy import Kumaraswamy
 from oxmera.distributions.laplace import Laplace
@@ -62,10 +63,10 @@ from oxmera.distributions.weibull import Weibull
 from oxmera.distributions import constraints, transforms
 from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports them here too)
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
-           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Kumaraswamy",
-           "Laplace", "LogNormal", "LogisticNormal",
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+           "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
+           "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+           "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
            "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",

@@ -19,6 +19,7 @@ from oxmera.distributions.beta import Beta
 from oxmera.distributions.binomial import Binomial
 from oxmera.distributions.categorical import Categorical
 from oxmera.distributions.cauchy import Cauchy
+from oxmera.distributions.continuous_bernoulli import ContinuousBernoulli
 from oxmera.distributions.dirichlet import Dirichlet
 from oxmera.distributions.exp_family import ExponentialFamily, _bregman_gradients
 from oxmera.distributions.exponential import Exponential
@@ -237,6 +238,14 @@ def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     outside = oxmera.logical_or(q.low > p.low, q.high < p.high)
     return oxmera.where(outside, _infinite_like(result), result)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + oxmera.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - oxmera.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 @register_kl(Geometric, Geometric)

@@ -47,6 +47,9 @@ CASES = {
     "Multinomial": (dict(total_count=4, probs=PROBS), np.array([[1.0, 1, 2], [0, 4, 0]])),
     "MultivariateNormal": (dict(loc=REAL, covariance_matrix=COV), RNG.normal(size=(4, 3))),
     "Chi2": (dict(df=POS * 3), RNG.uniform(0.1, 3, size=(4, 3))),
+    "InverseGamma": (dict(concentration=POS + 2, rate=POS2), RNG.uniform(0.1, 3, size=(4, 3))),
+    "ContinuousBernoulli": (dict(probs=np.array([0.2, 0.4995, 0.9])),
+                            RNG.uniform(0.05, 0.95, (4, 3))),
     "FisherSnedecor": (dict(df1=POS * 3, df2=POS2 * 3 + 4), RNG.uniform(0.1, 3, size=(4, 3))),
     "Kumaraswamy": (dict(concentration1=POS, concentration0=POS2 + 1),
                     RNG.uniform(0.05, 0.95, (4, 3))),
@@ -169,12 +172,13 @@ def test_values_against_scipy():
 
 
 # log_prob differentiated w.r.t. every float parameter, first and second order
-GRAD_CASES = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-              "Exponential", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
-              "HalfNormal", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-              "LowRankMultivariateNormal", "Multinomial", "MultivariateNormal",
-              "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-              "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull"]
+GRAD_CASES = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+              "ContinuousBernoulli", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma",
+              "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
+              "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+              "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+              "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
+              "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull"]
 
 
 @pytest.mark.parametrize("name", GRAD_CASES)
@@ -222,12 +226,14 @@ def test_log_prob_and_entropy_gradients(name):
     lambda p: D.Weibull(p[1].exp(), p[0].exp() + 1),
     lambda p: D.Pareto(p[1].exp(), p[0].exp() + 1),
     lambda p: D.Kumaraswamy(p[1].exp(), p[0].exp() + 1),
+    lambda p: D.ContinuousBernoulli(logits=p[0]),
     lambda p: D.LogisticNormal(p[0], p[1].exp()),
     lambda p: D.RelaxedBernoulli(p[1].exp().sum(), logits=p[0]),
     lambda p: D.RelaxedOneHotCategorical(p[1].exp().sum(), logits=p[0]),
 ], ids=["Normal", "Laplace", "Cauchy", "Gumbel", "Exponential", "Uniform", "LogNormal",
         "MultivariateNormal", "LowRankMVN", "Tanh", "HalfNormal", "HalfCauchy", "Weibull",
-        "Pareto", "Kumaraswamy", "LogisticNormal", "RelaxedBernoulli", "RelaxedOneHotCategorical"])
+        "Pareto", "Kumaraswamy", "ContinuousBernoulli", "LogisticNormal", "RelaxedBernoulli",
+        "RelaxedOneHotCategorical"])
 def test_rsample_gradients(make):
     p = [oxmera.tensor(REAL, requires_grad=True), oxmera.tensor(POS - 1, requires_grad=True)]
 
@@ -274,6 +280,8 @@ def test_sample_shapes_and_moments():
         (D.Gumbel(t64([0.0, 1.0]), t64([1.0, 2.0])), (2,)),
         (D.Exponential(t64([1.0, 4.0])), (2,)),
         (D.Chi2(t64([1.0, 4.0])), (2,)),
+        (D.InverseGamma(t64([5.0, 7.0]), t64([1.0, 2.0])), (2,)),
+        (D.ContinuousBernoulli(t64([0.2, 0.7])), (2,)),
         (D.FisherSnedecor(t64([3.0, 6.0]), t64([9.0, 12.0])), (2,)),
         (D.Kumaraswamy(t64([1.5, 4.0]), t64([2.0, 0.7])), (2,)),
         (D.HalfNormal(t64([1.0, 4.0])), (2,)),
@@ -408,6 +416,10 @@ KL_PAIRS = [
     ("Geometric", dict(probs=PROBS[0]), dict(probs=PROBS[1])),
     ("Pareto", dict(scale=POS, alpha=POS2 + 2), dict(scale=POS / 2, alpha=POS + 1)),
     ("Chi2", dict(df=POS * 3), dict(df=POS2 * 2)),
+    ("InverseGamma", dict(concentration=POS + 2, rate=POS2),
+     dict(concentration=POS2 + 1, rate=POS)),
+    ("ContinuousBernoulli", dict(probs=np.array([0.2, 0.4995, 0.9])),
+     dict(probs=np.array([0.6, 0.3, 0.5003]))),
     ("MultivariateNormal", dict(loc=REAL, covariance_matrix=COV),
      dict(loc=-REAL, covariance_matrix=np.eye(3) * 2)),
     ("LowRankMultivariateNormal", dict(loc=REAL, cov_factor=A[:, :2], cov_diag=POS),
@@ -620,7 +632,8 @@ def test_constraint_registry(registry):
         function(C.boolean)
 
 
-EXP_FAMILY = ["Normal", "Bernoulli", "Beta", "Dirichlet", "Exponential", "Gamma"]
+EXP_FAMILY = ["ContinuousBernoulli", "Normal", "Bernoulli", "Beta", "Dirichlet", "Exponential",
+              "Gamma"]
 
 
 @pytest.mark.parametrize("name", EXP_FAMILY)
@@ -632,7 +645,7 @@ def test_exponential_family_bregman_forms(name):
     p = build(D, name, params)
     assert isinstance(p, D.ExponentialFamily)
     np.testing.assert_allclose(as_array(D.ExponentialFamily.entropy(p)), as_array(p.entropy()),
-                               rtol=1e-10)
+                               rtol=1e-10, atol=1e-12)
     pair = next(case for case in KL_PAIRS if case[0] == name)
     p, q = build(D, name, pair[1]), build(D, name, pair[2])
     np.testing.assert_allclose(as_array(_kl_expfamily_expfamily(p, q)),
