@@ -246,8 +246,8 @@ def test_rsample_gradients(make):
 
 
 def test_gamma_rsample_implicit_gradient():
-    """d(sample)/d(concentration) equals PyTorch's implicit derivative at the same draw, and
-    the rate gradient is exact; a Dirichlet/Beta sample's gradient flows through it."""
+    """d(sample)/d(concentration) equals PyTorch's implicit derivative at the same draw and
+    the true path's (first and second order); the rate gradient is exact."""
     concentration = oxmera.tensor([0.3, 1.0, 2.5, 7.0], dtype=oxmera.float64, requires_grad=True)
     rate = oxmera.tensor(2.0, dtype=oxmera.float64, requires_grad=True)
     oxmera.manual_seed(0)
@@ -260,6 +260,27 @@ def test_gamma_rsample_implicit_gradient():
     oxmera.manual_seed(1)
     D.Gamma(alpha, 1.0).rsample().sum().backward()
     assert abs(alpha.grad.numpy().mean() - 1.0) < 0.03
+    # Beta through the Dirichlet's gammas: E[dx/da] = d/da (a / (a + b)) = b / (a + b)^2
+    a = oxmera.tensor(np.full(20000, 2.0), requires_grad=True)
+    oxmera.manual_seed(4)
+    D.Beta(a, 3.0).rsample().sum().backward()
+    assert abs(a.grad.numpy().mean() - 3.0 / 25.0) < 0.005
+    # first and second derivatives along the draw's fixed quantile u: x(alpha) =
+    # gammaincinv(alpha, u), differentiated by finite differences
+    special = pytest.importorskip("scipy.special")
+    alpha = oxmera.tensor([0.3, 1.0, 2.5, 7.0], dtype=oxmera.float64, requires_grad=True)
+    oxmera.manual_seed(2)
+    x = D.Gamma(alpha, 1.0).rsample()
+    first, = oxmera.autograd.grad(x.sum(), [alpha], create_graph=True)
+    second, = oxmera.autograd.grad(first.sum(), [alpha])
+    a = alpha.detach().numpy()
+    u = special.gammainc(a, x.detach().numpy())
+    step = 1e-4 * a
+    path = [special.gammaincinv(a + k * step, u) for k in (-1, 0, 1)]
+    np.testing.assert_allclose(first.detach().numpy(), (path[2] - path[0]) / (2 * step),
+                               rtol=1e-6)
+    np.testing.assert_allclose(second.numpy(), (path[2] - 2 * path[1] + path[0]) / step ** 2,
+                               rtol=1e-4, atol=1e-6)
     torch = pytest.importorskip("torch")
     expected = torch._standard_gamma_grad(torch.tensor(concentration.detach().numpy()),
                                           torch.tensor(standard)).numpy() / 2.0
