@@ -5,7 +5,7 @@ generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's
 not PyTorch's).
 
 Not supported (yet): complex parameters; the families not listed in ``__all__``
-(``LKJCholesky``, ``Wishart``, ``GeneralizedPareto``; a tensor ``total_count``
+(``LKJCholesky``, ``GeneralizedPareto``; a tensor ``total_count``
 in ``Multinomial``); ``CorrCholeskyTransform``; the
 exponential-family Bregman entropy; cross-family KL pairs (only same-family
 pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
@@ -60,6 +60,7 @@ from oxmera.distributions.transformed_distribution import TransformedDistributio
 from oxmera.distributions.uniform import Uniform
 from oxmera.distributions.von_mises import VonMises
 from oxmera.distributions.weibull import Weibull
+from oxmera.distributions.wishart import Wishart
 from oxmera.distributions import constraints, transforms
 from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports them here too)
 
@@ -70,6 +71,6 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
            "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
-           "Uniform", "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl",
-           "transform_to", "constraints", "transforms"]
+           "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence",
+           "register_kl", "transform_to", "constraints", "transforms"]
 __all__ += transforms.__all__

@@ -21,6 +21,14 @@ def _bregman_gradients(log_normalizer, natural_params):
     return params, value, gradients
 
 
+def _detached_unless_needed(result, natural_params):
+    """``result`` cut from the graph the differentiation built when no parameter of the
+    distribution(s) required grad, so it does not require grad either."""
+    if any(isinstance(p, oxmera.Tensor) and p.requires_grad for p in natural_params):
+        return result
+    return result.detach()
+
+
 class ExponentialFamily(Distribution):
     """The base class of exponential-family distributions.
 
@@ -53,8 +61,9 @@ class ExponentialFamily(Distribution):
         raise NotImplementedError
 
     def entropy(self):
-        params, value, gradients = _bregman_gradients(self._log_normalizer, self._natural_params)
+        natural_params = self._natural_params
+        params, value, gradients = _bregman_gradients(self._log_normalizer, natural_params)
         result = value - self._mean_carrier_measure
         for param, gradient in zip(params, gradients):
             result = result - (param * gradient).reshape(*self._batch_shape, -1).sum(-1)
-        return result
+        return _detached_unless_needed(result, natural_params)

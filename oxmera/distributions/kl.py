@@ -21,7 +21,8 @@ from oxmera.distributions.categorical import Categorical
 from oxmera.distributions.cauchy import Cauchy
 from oxmera.distributions.continuous_bernoulli import ContinuousBernoulli
 from oxmera.distributions.dirichlet import Dirichlet
-from oxmera.distributions.exp_family import ExponentialFamily, _bregman_gradients
+from oxmera.distributions.exp_family import (ExponentialFamily, _bregman_gradients,
+                                             _detached_unless_needed)
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.gamma import Gamma
 from oxmera.distributions.geometric import Geometric
@@ -112,12 +113,13 @@ def _kl_expfamily_expfamily(p, q):
     if type(p) is not type(q):
         raise NotImplementedError("The cross KL-divergence between different exponential "
                                   "families cannot be computed using Bregman divergences")
-    p_params, p_value, gradients = _bregman_gradients(p._log_normalizer, p._natural_params)
+    p_natural = p._natural_params
+    p_params, p_value, gradients = _bregman_gradients(p._log_normalizer, p_natural)
     q_params = q._natural_params
     result = q._log_normalizer(*q_params) - p_value
     for p_param, q_param, gradient in zip(p_params, q_params, gradients):
         result = result - _sum_rightmost((q_param - p_param) * gradient, len(q.event_shape))
-    return result
+    return _detached_unless_needed(result, tuple(p_natural) + tuple(q_params))
 
 
 @register_kl(Normal, Normal)

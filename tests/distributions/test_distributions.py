@@ -22,6 +22,8 @@ REAL = RNG.normal(size=3)
 PROBS = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
 A = RNG.normal(size=(3, 3))
 COV = A @ A.T + np.eye(3)
+B = RNG.normal(size=(4, 3, 3))
+PD_VALUES = B @ np.swapaxes(B, -1, -2) + np.eye(3)
 
 # name -> (params as float64 arrays, keyword names, values inside the support)
 CASES = {
@@ -47,6 +49,7 @@ CASES = {
     "Multinomial": (dict(total_count=4, probs=PROBS), np.array([[1.0, 1, 2], [0, 4, 0]])),
     "MultivariateNormal": (dict(loc=REAL, covariance_matrix=COV), RNG.normal(size=(4, 3))),
     "Chi2": (dict(df=POS * 3), RNG.uniform(0.1, 3, size=(4, 3))),
+    "Wishart": (dict(df=np.array(4.5), covariance_matrix=COV), PD_VALUES),
     "InverseGamma": (dict(concentration=POS + 2, rate=POS2), RNG.uniform(0.1, 3, size=(4, 3))),
     "ContinuousBernoulli": (dict(probs=np.array([0.2, 0.4995, 0.9])),
                             RNG.uniform(0.05, 0.95, (4, 3))),
@@ -178,7 +181,7 @@ GRAD_CASES = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
               "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
               "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
               "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
-              "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull"]
+              "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull", "Wishart"]
 
 
 @pytest.mark.parametrize("name", GRAD_CASES)
@@ -194,7 +197,7 @@ def test_log_prob_and_entropy_gradients(name):
         kwargs.update(zip(names, tensors))
         kwargs = {k: (oxmera.tensor(v) if isinstance(v, np.ndarray) else v)
                   for k, v in kwargs.items()}
-        if name == "MultivariateNormal":
+        if name in ("MultivariateNormal", "Wishart"):
             # symmetrize so finite differences stay on symmetric matrices
             kwargs["covariance_matrix"] = (kwargs["covariance_matrix"]
                                            + kwargs["covariance_matrix"].mT) / 2
@@ -301,6 +304,7 @@ def test_sample_shapes_and_moments():
         (D.Gumbel(t64([0.0, 1.0]), t64([1.0, 2.0])), (2,)),
         (D.Exponential(t64([1.0, 4.0])), (2,)),
         (D.Chi2(t64([1.0, 4.0])), (2,)),
+        (D.Wishart(t64(5.0), scale_tril=t64(np.linalg.cholesky(COV))), (3, 3)),
         (D.InverseGamma(t64([5.0, 7.0]), t64([1.0, 2.0])), (2,)),
         (D.ContinuousBernoulli(t64([0.2, 0.7])), (2,)),
         (D.FisherSnedecor(t64([3.0, 6.0]), t64([9.0, 12.0])), (2,)),
@@ -437,6 +441,8 @@ KL_PAIRS = [
     ("Geometric", dict(probs=PROBS[0]), dict(probs=PROBS[1])),
     ("Pareto", dict(scale=POS, alpha=POS2 + 2), dict(scale=POS / 2, alpha=POS + 1)),
     ("Chi2", dict(df=POS * 3), dict(df=POS2 * 2)),
+    ("Wishart", dict(df=np.array(4.5), covariance_matrix=COV),
+     dict(df=np.array(6.0), covariance_matrix=np.eye(3) * 2)),
     ("InverseGamma", dict(concentration=POS + 2, rate=POS2),
      dict(concentration=POS2 + 1, rate=POS)),
     ("ContinuousBernoulli", dict(probs=np.array([0.2, 0.4995, 0.9])),
@@ -461,7 +467,8 @@ def test_kl_divergence(name, p, q):
     torch = pytest.importorskip("torch")
     theirs = torch.distributions.kl_divergence(build(torch.distributions, name, p),
                                                build(torch.distributions, name, q))
-    np.testing.assert_allclose(as_array(ours), theirs.numpy(), rtol=1e-7, atol=1e-10)
+    # (PyTorch's Bregman fallback returns a tensor that requires grad: detach it)
+    np.testing.assert_allclose(as_array(ours), theirs.detach().numpy(), rtol=1e-7, atol=1e-10)
 
 
 def test_kl_registry():
@@ -653,8 +660,8 @@ def test_constraint_registry(registry):
         function(C.boolean)
 
 
-EXP_FAMILY = ["ContinuousBernoulli", "Normal", "Bernoulli", "Beta", "Dirichlet", "Exponential",
-              "Gamma"]
+EXP_FAMILY = ["Bernoulli", "Beta", "ContinuousBernoulli", "Dirichlet", "Exponential", "Gamma",
+              "Normal", "Wishart"]
 
 
 @pytest.mark.parametrize("name", EXP_FAMILY)
