@@ -5,7 +5,7 @@ generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's
 not PyTorch's).
 
 Not supported (yet): complex parameters; the families not listed in ``__all__``
-(``LKJCholesky``, ``GeneralizedPareto``; a tensor ``total_count``
+(``GeneralizedPareto``; a tensor ``total_count``
 in ``Multinomial``); ``CorrCholeskyTransform``; the
 exponential-family Bregman entropy; cross-family KL pairs (only same-family
 pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
@@ -41,6 +41,7 @@ from oxmera.distributions.independent import Independent
 from oxmera.distributions.inverse_gamma import InverseGamma
 from oxmera.distributions.kl import kl_divergence, register_kl
 from oxmera.distributions.kumaraswamy import Kumaraswamy
+from oxmera.distributions.lkj_cholesky import LKJCholesky
 from oxmera.distributions.laplace import Laplace
 from oxmera.distributions.log_normal import LogNormal
 from oxmera.distributions.logistic_normal import LogisticNormal
@@ -67,10 +68,10 @@ from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports th
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-           "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
-           "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution",
-           "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence",
-           "register_kl", "transform_to", "constraints", "transforms"]
+           "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
+           "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
+           "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
+           "kl_divergence", "register_kl", "transform_to", "constraints", "transforms"]
 __all__ += transforms.__all__

@@ -24,6 +24,8 @@ A = RNG.normal(size=(3, 3))
 COV = A @ A.T + np.eye(3)
 B = RNG.normal(size=(4, 3, 3))
 PD_VALUES = B @ np.swapaxes(B, -1, -2) + np.eye(3)
+_LOWER = np.tril(RNG.normal(size=(4, 3, 3, 3)), -1) + np.eye(3) * RNG.uniform(0.5, 1, (4, 3, 3, 1))
+CORR_CHOLESKY = _LOWER / np.linalg.norm(_LOWER, axis=-1, keepdims=True)
 
 # name -> (params as float64 arrays, keyword names, values inside the support)
 CASES = {
@@ -49,6 +51,7 @@ CASES = {
     "Multinomial": (dict(total_count=4, probs=PROBS), np.array([[1.0, 1, 2], [0, 4, 0]])),
     "MultivariateNormal": (dict(loc=REAL, covariance_matrix=COV), RNG.normal(size=(4, 3))),
     "Chi2": (dict(df=POS * 3), RNG.uniform(0.1, 3, size=(4, 3))),
+    "LKJCholesky": (dict(dim=3, concentration=POS), CORR_CHOLESKY),
     "Wishart": (dict(df=np.array(4.5), covariance_matrix=COV), PD_VALUES),
     "InverseGamma": (dict(concentration=POS + 2, rate=POS2), RNG.uniform(0.1, 3, size=(4, 3))),
     "ContinuousBernoulli": (dict(probs=np.array([0.2, 0.4995, 0.9])),
@@ -178,10 +181,11 @@ def test_values_against_scipy():
 GRAD_CASES = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
               "ContinuousBernoulli", "Dirichlet", "Exponential", "FisherSnedecor", "Gamma",
               "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
-              "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
-              "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
-              "OneHotCategorical", "Pareto", "Poisson", "RelaxedBernoulli",
-              "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull", "Wishart"]
+              "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+              "LowRankMultivariateNormal", "Multinomial", "MultivariateNormal",
+              "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto", "Poisson",
+              "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "VonMises", "Weibull",
+              "Wishart"]
 
 
 @pytest.mark.parametrize("name", GRAD_CASES)
@@ -685,3 +689,17 @@ def test_exponential_family_bregman_forms(name):
         dist = getattr(D, name)(**dict(zip(names, tensors)), validate_args=False)
         return D.ExponentialFamily.entropy(dist).sum()
     assert gradcheck(function, leaves)
+
+
+def test_lkj_cholesky_samples():
+    d = D.LKJCholesky(2, t64([0.5, 3.0]))
+    oxmera.manual_seed(0)
+    samples = d.sample((20000,))
+    assert tuple(samples.shape) == (20000, 2, 2, 2)
+    assert bool(D.constraints.corr_cholesky.check(samples).all())
+    # dim 2: the correlation r = L[1, 0] has density (1 - r^2)^(eta - 1): E[r^2] = 1/(2 eta + 1)
+    r2 = as_array(samples[..., 1, 0]) ** 2
+    np.testing.assert_allclose(r2.mean(0), 1 / (2 * np.array([0.5, 3.0]) + 1), rtol=0.03)
+    samples3 = D.LKJCholesky(4, t64(2.0)).sample((5,))
+    corr = as_array(samples3 @ samples3.mT)
+    np.testing.assert_allclose(np.diagonal(corr, axis1=-2, axis2=-1), 1.0, rtol=1e-12)
