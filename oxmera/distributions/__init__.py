@@ -4,11 +4,11 @@ differentiable, to second order), samples are drawn from ``oxmera.random``'s def
 generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's,
 not PyTorch's).
 
-Not supported (yet): complex parameters; the families not listed in ``__all__``
-(``GeneralizedPareto``; a tensor ``total_count``
-in ``Multinomial``); ``CorrCholeskyTransform``; the
-exponential-family Bregman entropy; cross-family KL pairs (only same-family
-pairs and the MultivariateNormal/LowRankMultivariateNormal mixes are registered).
+Not supported (yet): complex parameters; ``GeneralizedPareto``; a tensor
+``total_count`` in ``Multinomial`` (as in PyTorch); most cross-family KL pairs
+(same-family pairs, the ``ExponentialFamily`` Bregman fallback and the
+MultivariateNormal/LowRankMultivariateNormal mixes are registered). Sampling
+draws NumPy's numbers: a seed gives other values than PyTorch's.
 
 Examples
 --------

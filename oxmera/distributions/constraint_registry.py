@@ -6,7 +6,6 @@ unconstrained one).
 density of the transformed variable matters, as in HMC); ``transform_to(c)``
 need not be (``simplex`` goes through a softmax). Register more with
 ``biject_to.register(constraint_or_type, factory)``.
-``corr_cholesky`` (``CorrCholeskyTransform``) is not registered yet.
 
 Examples
 --------
@@ -149,6 +148,12 @@ def _transform_to_lower_cholesky(constraint):
 @transform_to.register(constraints.positive_semidefinite)
 def _transform_to_positive_definite(constraint):
     return transforms.PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
 
 
 @biject_to.register(constraints.cat)

@@ -6,7 +6,7 @@ Implemented: ``ExpTransform``, ``AffineTransform``, ``SigmoidTransform``,
 ``PowerTransform``, ``AbsTransform``, ``IndependentTransform``,
 ``SoftplusTransform``, ``StickBreakingTransform``, ``CatTransform``,
 ``StackTransform``, ``ReshapeTransform``, ``LowerCholeskyTransform``,
-``PositiveDefiniteTransform``, ``CumulativeDistributionTransform``; not yet:
+``PositiveDefiniteTransform``, ``CumulativeDistributionTransform``,
 ``CorrCholeskyTransform``. With ``cache_size=1`` the last ``(x, y)`` pair is
 reused, as PyTorch does.
 
@@ -25,9 +25,10 @@ import numpy as np
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions.utils import _sum_rightmost
+from oxmera.distributions.utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
@@ -1011,3 +1012,66 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length ``D (D - 1) / 2`` onto Cholesky factors of ``D x D``
+    correlation matrices: ``tanh`` onto ``(-1, 1)``, then stick breaking along each row
+    so every row has unit norm (used by ``biject_to(constraints.corr_cholesky)``).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions.transforms import CorrCholeskyTransform
+    >>> L = CorrCholeskyTransform()(oxmera.zeros(3))
+    >>> L.tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = float(np.finfo(x.dtype).eps)
+        r = vec_to_tril_matrix(oxmera.tanh(x).clamp(min=-1 + eps, max=1 - eps), diag=-1)
+        # row i: y_ij = r_ij * prod_{k<j} sqrt(1 - r_ik^2), the diagonal what is left
+        remaining = (1 - r ** 2).sqrt().cumprod(-1)
+        ones = oxmera.ones(*r.shape[:-1], 1, dtype=x.dtype)
+        shifted = oxmera.cat([ones, remaining[..., :-1]], -1)
+        return (r + oxmera.eye(r.shape[-1], dtype=x.dtype)) * shifted
+
+    def _inverse(self, y):
+        remaining = 1 - (y * y).cumsum(-1)
+        ones = oxmera.ones(*y.shape[:-1], 1, dtype=y.dtype)
+        shifted = oxmera.cat([ones, remaining[..., :-1]], -1)
+        t = tril_matrix_to_vec(y, diag=-1) / tril_matrix_to_vec(shifted, diag=-1).sqrt()
+        return (oxmera.log1p(t) - oxmera.log1p(-t)) / 2
+
+    def log_abs_det_jacobian(self, x, y):
+        remaining = 1 - (y * y).cumsum(-1)
+        stick_breaking_logdet = 0.5 * tril_matrix_to_vec(remaining, diag=-2).log().sum(-1)
+        tanh_logdet = -2 * (x + oxmera.nn.functional.softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)

@@ -571,10 +571,11 @@ def _transform_cases():
         (T.PositiveDefiniteTransform(), "PositiveDefiniteTransform", (), (2, 3, 3)),
         (T.SoftplusTransform(), "SoftplusTransform", (), (2, 3)),
         (T.ReshapeTransform((6,), (2, 3)), "ReshapeTransform", ((6,), (2, 3)), (4, 6)),
+        (T.CorrCholeskyTransform(), "CorrCholeskyTransform", (), (2, 6)),
     ]
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(6))
 def test_more_transforms_against_torch(index):
     torch = pytest.importorskip("torch")
     ours, name, args, shape = _transform_cases()[index]
@@ -633,11 +634,14 @@ def test_constraint_registry(registry):
     cases = [C.real, C.positive, C.nonnegative, C.greater_than(1.5), C.less_than(-2.0),
              C.interval(-1.0, 3.0), C.unit_interval, C.simplex, C.real_vector,
              C.independent(C.positive, 1)]
+    cases.append(C.corr_cholesky)
     if registry == "transform_to":
         cases += [C.lower_cholesky, C.positive_definite]
     for constraint in cases:
         transform = function(constraint)
         shape = (2, 3, 3) if constraint.event_dim == 2 else (2, 3)
+        if constraint is C.corr_cholesky:
+            shape = (2, 3)  # the 3 entries below the diagonal of a 3 x 3 factor
         x = t64(RNG.normal(size=shape))
         y = transform(x)
         assert bool(constraint.check(y).all()), (registry, constraint)
