@@ -4,7 +4,7 @@ differentiable, to second order), samples are drawn from ``oxmera.random``'s def
 generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's,
 not PyTorch's).
 
-Not supported (yet): complex parameters; ``GeneralizedPareto``; a tensor
+Not supported (yet): complex parameters; a tensor
 ``total_count`` in ``Multinomial`` (as in PyTorch); most cross-family KL pairs
 (same-family pairs, the ``ExponentialFamily`` Bregman fallback and the
 MultivariateNormal/LowRankMultivariateNormal mixes are registered). Sampling
@@ -33,6 +33,7 @@ from oxmera.distributions.exp_family import ExponentialFamily
 from oxmera.distributions.exponential import Exponential
 from oxmera.distributions.fishersnedecor import FisherSnedecor
 from oxmera.distributions.gamma import Gamma
+from oxmera.distributions.generalized_pareto import GeneralizedPareto
 from oxmera.distributions.geometric import Geometric
 from oxmera.distributions.gumbel import Gumbel
 from oxmera.distributions.half_cauchy import HalfCauchy
@@ -67,11 +68,11 @@ from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports th
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ContinuousBernoulli", "Dirichlet", "Distribution", "Exponential", "ExponentialFamily",
-           "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-           "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
-           "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
-           "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+           "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+           "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
+           "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
            "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
            "kl_divergence", "register_kl", "transform_to", "constraints", "transforms"]
 __all__ += transforms.__all__
