@@ -52,7 +52,8 @@ from oxmera.distributions.multinomial import Multinomial
 from oxmera.distributions.multivariate_normal import MultivariateNormal
 from oxmera.distributions.negative_binomial import NegativeBinomial
 from oxmera.distributions.normal import Normal
-from oxmera.distributions.one_hot_categorical import OneHotCategorical
+from oxmera.distributions.one_hot_categorical import (OneHotCategorical,
+                                                      OneHotCategoricalStraightThrough)
 from oxmera.distributions.pareto import Pareto
 from oxmera.distributions.poisson import Poisson
 from oxmera.distributions.relaxed_bernoulli import RelaxedBernoulli
@@ -72,7 +73,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
            "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "MixtureSameFamily",
            "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-           "Pareto", "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
-           "kl_divergence", "register_kl", "transform_to", "constraints", "transforms"]
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence", "register_kl",
+           "transform_to", "constraints", "transforms"]
 __all__ += transforms.__all__

@@ -18,13 +18,13 @@ import numpy as np
 
 import oxmera
 
-__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
-           "greater_than", "greater_than_eq", "half_open_interval", "independent",
-           "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky",
-           "lower_triangular", "nonnegative", "nonnegative_integer", "one_hot",
-           "positive", "positive_definite", "positive_integer", "positive_semidefinite",
-           "real", "real_vector", "simplex", "square", "stack", "symmetric",
-           "unit_interval"]
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky",
+           "dependent", "dependent_property", "greater_than", "greater_than_eq",
+           "half_open_interval", "independent", "integer_interval", "interval", "is_dependent",
+           "less_than", "lower_cholesky", "lower_triangular", "multinomial", "nonnegative",
+           "nonnegative_integer", "one_hot", "positive", "positive_definite", "positive_integer",
+           "positive_semidefinite", "real", "real_vector", "simplex", "square", "stack",
+           "symmetric", "unit_interval"]
 
 
 def _format(bound):
@@ -216,6 +216,68 @@ class _IntegerGreaterThan(Constraint):
 
     def __repr__(self):
         return f"{self.__class__.__name__[1:]}(lower_bound={_format(self.lower_bound)})"
+
+
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most ``upper_bound`` (PyTorch checks ``<=``, not
+    ``==``, and so does this).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions import constraints
+    >>> constraints.multinomial(3).check(oxmera.tensor([[1.0, 2.0], [3.0, 1.0]])).tolist()
+    [True, False]
+    """
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, x):
+        return _all_of((x >= 0).all(-1), x.sum(-1) <= self.upper_bound)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a ``MixtureSameFamily``: the component support, checked with the
+    component dimension put back.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions import constraints
+    >>> c = constraints.MixtureSameFamilyConstraint(constraints.positive)
+    >>> c.check(oxmera.tensor([1.0, -1.0])).tolist()
+    [True, False]
+    """
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.dim() - self.event_dim
+        return result.reshape(*result.shape[:keep], -1).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Real(Constraint):
@@ -415,6 +477,7 @@ one_hot = _OneHot()
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
 real = _Real()
 real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)

@@ -4,7 +4,7 @@ from oxmera.distributions import constraints
 from oxmera.distributions.categorical import Categorical
 from oxmera.distributions.distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -87,3 +87,26 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand(n, *self.batch_shape, n)
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A ``OneHotCategorical`` whose ``rsample`` passes gradients straight through: the
+    one-hot draw in value, the gradient of ``probs`` (Bengio et al., 2013).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.distributions import OneHotCategoricalStraightThrough
+    >>> logits = oxmera.tensor([0.0, 1.0], requires_grad=True)
+    >>> d = OneHotCategoricalStraightThrough(logits=logits)
+    >>> _ = oxmera.manual_seed(0); s = d.rsample()
+    >>> sorted(s.tolist()), s.requires_grad
+    ([0.0, 1.0], True)
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached by lazy_property
+        return samples + (probs - probs.detach())

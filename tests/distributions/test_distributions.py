@@ -719,3 +719,25 @@ def test_lkj_cholesky_samples():
     samples3 = D.LKJCholesky(4, t64(2.0)).sample((5,))
     corr = as_array(samples3 @ samples3.mT)
     np.testing.assert_allclose(np.diagonal(corr, axis1=-2, axis2=-1), 1.0, rtol=1e-12)
+
+
+def test_straight_through_and_support_constraints():
+    logits = oxmera.tensor([0.2, -0.4, 1.0], dtype=oxmera.float64, requires_grad=True)
+    d = D.OneHotCategoricalStraightThrough(logits=logits)
+    oxmera.manual_seed(0)
+    sample = d.rsample((5,))
+    assert bool(D.constraints.one_hot.check(sample.detach()).all())
+    weights = t64([1.0, 2.0, 3.0])
+    (sample * weights).sum().backward()
+    # the gradient of sum(probs * weights) * 5 draws
+    probs = np.exp(logits.detach().numpy()) / np.exp(logits.detach().numpy()).sum()
+    expected = 5 * probs * (np.array([1.0, 2, 3]) - (probs * [1.0, 2, 3]).sum())
+    np.testing.assert_allclose(logits.grad.numpy(), expected, rtol=1e-12)
+    m = D.Multinomial(3, probs=t64([0.5, 0.5]))
+    assert repr(m.support) == "Multinomial()"  # as PyTorch prints it
+    with pytest.raises(ValueError, match="to be within the support"):
+        m.log_prob(t64([3.0, 1.0]))
+    mix = D.MixtureSameFamily(D.Categorical(probs=t64([0.5, 0.5])),
+                              D.Gamma(t64([1.0, 2.0]), t64([1.0, 1.0])))
+    with pytest.raises(ValueError, match="MixtureSameFamilyConstraint"):
+        mix.log_prob(t64([-1.0]))
