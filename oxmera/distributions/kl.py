@@ -32,7 +32,7 @@ from oxmera.distributions.independent import Independent
 from oxmera.distributions.laplace import Laplace
 from oxmera.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from oxmera.distributions.multivariate_normal import (MultivariateNormal, _batch_mahalanobis,
-                                                      _half_log_det)
+                                                      _half_log_det, _solve_lower)
 from oxmera.distributions.normal import Normal
 from oxmera.distributions.one_hot_categorical import OneHotCategorical
 from oxmera.distributions.pareto import Pareto
@@ -281,7 +281,7 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     q_tril = q._unbroadcasted_scale_tril.expand(*(shape + (n, n)))
     p_tril = p._unbroadcasted_scale_tril.expand(*(shape + (n, n)))
     # tr(Sigma_q^{-1} Sigma_p) = ||L_q^{-1} L_p||_F^2
-    term2 = oxmera.linalg.solve(q_tril, p_tril).pow(2).sum([-2, -1])
+    term2 = _solve_lower(q_tril, p_tril).pow(2).sum([-2, -1])
     term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 

@@ -3,8 +3,9 @@
 ``oxmera.linalg.cholesky`` is used when it exists; otherwise ``_cholesky`` below
 composes the factorization from differentiable ops, column by column (fine
 for the small event sizes distributions use; O(n) ops per matrix batch).
-Triangular solves go through ``oxmera.linalg.solve`` (a general solve: exact,
-differentiable, not exploiting the triangle).
+Triangular solves use ``oxmera.linalg.solve_triangular`` when it exists, else
+``oxmera.linalg.solve`` (a general solve: exact and differentiable, only not
+exploiting the triangle).
 """
 import math
 
@@ -37,13 +38,21 @@ def _cholesky(matrix):
     return oxmera.stack(columns, -1)
 
 
+def _solve_lower(tril, rhs):
+    """``tril^{-1} rhs`` for lower-triangular ``tril`` (matrices, broadcast batches)."""
+    solve_triangular = getattr(oxmera.linalg, "solve_triangular", None)
+    if solve_triangular is not None:
+        return solve_triangular(tril, rhs, upper=False)
+    return oxmera.linalg.solve(tril, rhs)
+
+
 def _triangular_solve_vector(tril, vector):
     """``tril^{-1} vector`` over broadcast batch dims."""
     shape = np.broadcast_shapes(tuple(tril.shape[:-2]), tuple(vector.shape[:-1]))
     n = tril.shape[-1]
     tril = tril.expand(*shape, n, n)
     vector = vector.expand(*shape, n)
-    return oxmera.linalg.solve(tril, vector.unsqueeze(-1)).squeeze(-1)
+    return _solve_lower(tril, vector.unsqueeze(-1)).squeeze(-1)
 
 
 def _batch_mahalanobis(scale_tril, diff):

@@ -741,3 +741,29 @@ def test_straight_through_and_support_constraints():
                               D.Gamma(t64([1.0, 2.0]), t64([1.0, 1.0])))
     with pytest.raises(ValueError, match="MixtureSameFamilyConstraint"):
         mix.log_prob(t64([-1.0]))
+
+
+def test_uses_library_cholesky_and_triangular_solve(monkeypatch):
+    """When oxmera.linalg has cholesky / solve_triangular (PyTorch's signatures), the
+    multivariate normals use them instead of the composed fallbacks."""
+    from oxmera.distributions import multivariate_normal
+    calls = []
+
+    def cholesky(matrix):
+        calls.append("cholesky")
+        return t64(np.linalg.cholesky(as_array(matrix)))
+
+    def solve_triangular(matrix, rhs, *, upper):
+        assert upper is False
+        calls.append("solve_triangular")
+        return oxmera.linalg.solve(matrix, rhs)
+    monkeypatch.setattr(oxmera.linalg, "cholesky", cholesky, raising=False)
+    monkeypatch.setattr(oxmera.linalg, "solve_triangular", solve_triangular, raising=False)
+    d = D.MultivariateNormal(t64(REAL), covariance_matrix=t64(COV))
+    value = d.log_prob(t64(np.zeros(3)))
+    assert calls == ["cholesky", "solve_triangular"]
+    monkeypatch.undo()
+    expected = D.MultivariateNormal(t64(REAL), covariance_matrix=t64(COV)).log_prob(
+        t64(np.zeros(3)))
+    np.testing.assert_allclose(float(value), float(expected), rtol=1e-12)
+    assert multivariate_normal._cholesky is not None
