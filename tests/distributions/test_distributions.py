@@ -765,3 +765,24 @@ def test_uses_library_cholesky_and_triangular_solve(monkeypatch):
     expected = D.MultivariateNormal(t64(REAL), covariance_matrix=t64(COV)).log_prob(
         t64(np.zeros(3)))
     np.testing.assert_allclose(float(value), float(expected), rtol=1e-12)
+
+
+def test_base_class_contract():
+    class Shifted(D.Normal):
+        def __init__(self, loc):
+            super().__init__(loc + 1, 1.0)
+    with pytest.raises(NotImplementedError, match="must also define a custom .expand"):
+        Shifted(t64([0.0])).expand((2, 1))
+    d = D.Normal(t64([0.0, 1.0]), t64(1.0))
+    with pytest.warns(FutureWarning, match="sample_n"):
+        assert tuple(d.sample_n(3).shape) == (3, 2)
+    np.testing.assert_allclose(as_array(d.perplexity()), np.exp(as_array(d.entropy())))
+    with pytest.raises(NotImplementedError):
+        D.VonMises(t64(0.0), t64(1.0)).rsample()
+    with pytest.raises(NotImplementedError, match="does not implement mode"):
+        D.TransformedDistribution(d, [D.transforms.ExpTransform()]).mode
+    assert d.stddev.tolist() == [1.0, 1.0]
+    # sample() records nothing even from parameters that require grad
+    loc = t64([0.0]).requires_grad_()
+    assert not D.Normal(loc, 1.0).sample().requires_grad
+    assert D.Normal(loc, 1.0).rsample().requires_grad
