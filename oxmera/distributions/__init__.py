@@ -5,9 +5,8 @@ generator (``oxmera.manual_seed`` makes them repeatable; the numbers are NumPy's
 not PyTorch's).
 
 Not supported (yet): complex parameters; a tensor
-``total_count`` in ``Multinomial`` (as in PyTorch); most cross-family KL pairs
-(same-family pairs, the ``ExponentialFamily`` Bregman fallback and the
-MultivariateNormal/LowRankMultivariateNormal mixes are registered). Sampling
+``total_count`` in ``Multinomial`` (as in PyTorch); the KL pairs PyTorch lacks
+too (e.g. ``Laplace`` to ``Beta``). Sampling
 draws NumPy's numbers: a seed gives other values than PyTorch's.
 
 Examples
@@ -64,6 +63,7 @@ from oxmera.distributions.uniform import Uniform
 from oxmera.distributions.von_mises import VonMises
 from oxmera.distributions.weibull import Weibull
 from oxmera.distributions.wishart import Wishart
+from oxmera.distributions import _kl_cross_family  # noqa: F401  (registers the cross pairs)
 from oxmera.distributions import constraints, transforms
 from oxmera.distributions.transforms import *  # noqa: F403  (PyTorch exports them here too)
 
