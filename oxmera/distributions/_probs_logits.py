@@ -13,8 +13,9 @@ from oxmera.distributions.utils import lazy_property, logits_to_probs, probs_to_
 __all__ = []
 
 
-def _one_of(opname, probs, logits):
-    """The given parameter as ("probs" or "logits", value); a ValueError unless exactly one."""
+def _one_of(probs, logits):
+    """The given parameter as ("probs" or "logits", value); the ValueError PyTorch raises
+    unless exactly one is given (its message names neither the class nor the values)."""
     if (probs is None) == (logits is None):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
     return ("probs", probs) if probs is not None else ("logits", logits)

@@ -27,7 +27,7 @@ class Bernoulli(_ProbsLogits, ExponentialFamily):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        name, value = _one_of("Bernoulli", probs, logits)
+        name, value = _one_of(probs, logits)
         is_scalar = isinstance(value, numbers.Number)
         (value,) = broadcast_all(value)
         setattr(self, name, value)

@@ -28,7 +28,7 @@ class Binomial(_ProbsLogits, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        name, value = _one_of("Binomial", probs, logits)
+        name, value = _one_of(probs, logits)
         total_count, value = broadcast_all(total_count, value)
         self.total_count = total_count.to(value.dtype)
         setattr(self, name, value)

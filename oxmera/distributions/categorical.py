@@ -44,7 +44,7 @@ class Categorical(_ProbsLogits, Distribution):
     _is_binary = False
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        name, value = _one_of("Categorical", probs, logits)
+        name, value = _one_of(probs, logits)
         if value.dim() < 1:
             raise ValueError(f"`{name}` parameter must be at least one-dimensional.")
         if name == "probs":

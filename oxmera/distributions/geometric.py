@@ -28,7 +28,7 @@ class Geometric(_ProbsLogits, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        name, value = _one_of("Geometric", probs, logits)
+        name, value = _one_of(probs, logits)
         is_scalar = isinstance(value, numbers.Number)
         (value,) = broadcast_all(value)
         setattr(self, name, value)

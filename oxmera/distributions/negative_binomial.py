@@ -26,7 +26,7 @@ class NegativeBinomial(_ProbsLogits, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        name, value = _one_of("NegativeBinomial", probs, logits)
+        name, value = _one_of(probs, logits)
         total_count, value = broadcast_all(total_count, value)
         self.total_count = total_count.to(value.dtype)
         setattr(self, name, value)

@@ -31,7 +31,7 @@ class LogitRelaxedBernoulli(_ProbsLogits, Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        name, value = _one_of("LogitRelaxedBernoulli", probs, logits)
+        name, value = _one_of(probs, logits)
         is_scalar = isinstance(value, numbers.Number)
         (value,) = broadcast_all(value)
         setattr(self, name, value)
