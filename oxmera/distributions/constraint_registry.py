@@ -1,0 +1,178 @@
+"""``biject_to`` and ``transform_to``: from a constraint to a transform that maps
+unconstrained reals onto it (for optimizing a constrained parameter through an
+unconstrained one).
+
+``biject_to(c)`` is bijective (``log_abs_det_jacobian`` exact: use it where the
+density of the transformed variable matters, as in HMC); ``transform_to(c)``
+need not be (``simplex`` goes through a softmax). Register more with
+``biject_to.register(constraint_or_type, factory)``.
+
+Examples
+--------
+>>> import oxmera
+>>> from oxmera.distributions import constraints
+>>> from oxmera.distributions.constraint_registry import biject_to, transform_to
+>>> t = biject_to(constraints.interval(0.0, 2.0))
+>>> t(oxmera.tensor(0.0)).item()
+1.0
+>>> transform_to(constraints.positive)(oxmera.tensor(0.0)).item()
+1.0
+"""
+import numbers
+
+from oxmera.distributions import constraints, transforms
+
+__all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
+
+
+class ConstraintRegistry:
+    """A registry from constraint types to transform factories ``factory(constraint)``.
+
+    Examples
+    --------
+    >>> from oxmera.distributions import constraints
+    >>> from oxmera.distributions.constraint_registry import ConstraintRegistry
+    >>> from oxmera.distributions.transforms import ExpTransform
+    >>> registry = ConstraintRegistry()
+    >>> _ = registry.register(constraints.positive, lambda c: ExpTransform())
+    >>> registry(constraints.positive)
+    ExpTransform()
+    """
+
+    def __init__(self):
+        self._registry = {}
+        super().__init__()
+
+    def register(self, constraint, factory=None):
+        """Register ``factory`` for ``constraint`` (an instance: its type) ; as a decorator
+        when ``factory`` is omitted."""
+        if factory is None:
+            return lambda factory: self.register(constraint, factory)
+        if isinstance(constraint, constraints.Constraint):
+            constraint = type(constraint)
+        if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
+            raise TypeError(f"Expected constraint to be either a Constraint subclass or "
+                            f"instance, but got {constraint}")
+        self._registry[constraint] = factory
+        return factory
+
+    def __call__(self, constraint):
+        try:
+            factory = self._registry[type(constraint)]
+        except KeyError:
+            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} "
+                                      f"constraints") from None
+        return factory(constraint)
+
+
+biject_to = ConstraintRegistry()
+transform_to = ConstraintRegistry()
+
+
+def _is_number_one(value):
+    return isinstance(value, numbers.Number) and value == 1
+
+
+@biject_to.register(constraints.real)
+@transform_to.register(constraints.real)
+def _transform_to_real(constraint):
+    return transforms.identity_transform
+
+
+@biject_to.register(constraints.independent)
+def _biject_to_independent(constraint):
+    base = biject_to(constraint.base_constraint)
+    return transforms.IndependentTransform(base, constraint.reinterpreted_batch_ndims)
+
+
+@transform_to.register(constraints.independent)
+def _transform_to_independent(constraint):
+    base = transform_to(constraint.base_constraint)
+    return transforms.IndependentTransform(base, constraint.reinterpreted_batch_ndims)
+
+
+@biject_to.register(constraints.positive)
+@biject_to.register(constraints.nonnegative)
+@transform_to.register(constraints.positive)
+@transform_to.register(constraints.nonnegative)
+def _transform_to_positive(constraint):
+    return transforms.ExpTransform()
+
+
+@biject_to.register(constraints.greater_than)
+@biject_to.register(constraints.greater_than_eq)
+@transform_to.register(constraints.greater_than)
+@transform_to.register(constraints.greater_than_eq)
+def _transform_to_greater_than(constraint):
+    return transforms.ComposeTransform(
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.lower_bound, 1)])
+
+
+@biject_to.register(constraints.less_than)
+@transform_to.register(constraints.less_than)
+def _transform_to_less_than(constraint):
+    return transforms.ComposeTransform(
+        [transforms.ExpTransform(), transforms.AffineTransform(constraint.upper_bound, -1)])
+
+
+@biject_to.register(constraints.interval)
+@biject_to.register(constraints.half_open_interval)
+@transform_to.register(constraints.interval)
+@transform_to.register(constraints.half_open_interval)
+def _transform_to_interval(constraint):
+    lower_is_0 = isinstance(constraint.lower_bound, numbers.Number) and constraint.lower_bound == 0
+    if lower_is_0 and _is_number_one(constraint.upper_bound):
+        return transforms.SigmoidTransform()
+    loc = constraint.lower_bound
+    scale = constraint.upper_bound - constraint.lower_bound
+    return transforms.ComposeTransform(
+        [transforms.SigmoidTransform(), transforms.AffineTransform(loc, scale)])
+
+
+@biject_to.register(constraints.simplex)
+def _biject_to_simplex(constraint):
+    return transforms.StickBreakingTransform()
+
+
+@transform_to.register(constraints.simplex)
+def _transform_to_simplex(constraint):
+    return transforms.SoftmaxTransform()
+
+
+@transform_to.register(constraints.lower_cholesky)
+def _transform_to_lower_cholesky(constraint):
+    return transforms.LowerCholeskyTransform()
+
+
+@transform_to.register(constraints.positive_definite)
+@transform_to.register(constraints.positive_semidefinite)
+def _transform_to_positive_definite(constraint):
+    return transforms.PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
+@biject_to.register(constraints.cat)
+def _biject_to_cat(constraint):
+    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_to_cat(constraint):
+    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_to_stack(constraint):
+    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_to_stack(constraint):
+    return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
