@@ -5,6 +5,7 @@ copies) and an ``event_shape`` (the shape of one draw). ``sample`` never
 records; ``rsample`` (where ``has_rsample``) is a differentiable function of the
 parameters (the reparameterization trick). Subclasses define the rest.
 """
+import inspect
 import warnings
 
 import oxmera
@@ -74,7 +75,10 @@ class Distribution:
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
-                is_lazy = isinstance(getattr(type(self), param, None), lazy_property)
+                # (getattr_static: on the class, a lazy_property presents itself as a
+                # plain property)
+                is_lazy = isinstance(inspect.getattr_static(type(self), param, None),
+                                     lazy_property)
                 if param not in self.__dict__ and is_lazy:
                     continue  # the parameterization not given: checked through the given one
                 value = getattr(self, param)

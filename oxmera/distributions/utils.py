@@ -117,11 +117,21 @@ class lazy_property:
 
     def __get__(self, instance, owner=None):
         if instance is None:
-            return self
+            # Looked up on the class (by help(), Sphinx's autodoc): a read-only
+            # property of the same function and docstring, which documents as one.
+            return _ClassView(self.wrapped)
         with oxmera.enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+class _ClassView(property):
+    """What a :class:`lazy_property` looks like on its class: a plain property."""
+
+    def __init__(self, wrapped):
+        super().__init__(wrapped)
+        functools.update_wrapper(self, wrapped)
 
 
 def _sum_rightmost(value, dim):
