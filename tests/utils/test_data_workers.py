@@ -338,9 +338,10 @@ def test_spawned_workers_give_the_same_batches():
 
 # -- the program's end ----------------------------------------------------------------------
 
+# The program imports the oxmera this interpreter has (the installed one, as the tests'
+# own imports do: under tox, the wheel, not the source tree, which has no compiled core).
 _PROGRAM = textwrap.dedent("""
     import os, signal, sys
-    sys.path.insert(0, {root!r})
     import oxmera
     from oxmera.utils.data import DataLoader, TensorDataset
 
@@ -360,10 +361,9 @@ def test_no_worker_outlives_the_program():
     """A program ends with an iterator mid-epoch (plain or persistent), or is killed:
     its workers are gone (killed, the program cannot stop them: they notice their
     parent is gone). The three programs run at once, to keep the test short."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     cases = [(False, False), (True, False), (False, True)]
     runs = [subprocess.Popen([sys.executable, "-c",
-                              _PROGRAM.format(root=root, persistent=persistent, kill=kill)],
+                              _PROGRAM.format(persistent=persistent, kill=kill)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for persistent, kill in cases]
     try:
