@@ -6,9 +6,8 @@ both square roots; the update scaled by ``lr`` at the end).
 """
 import numpy as np
 
-from oxmera.optim.optimizer import (Optimizer, _check_at_most, _check_flags,
-                                    _check_non_negative, _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+from oxmera.optim.optimizer import (Optimizer, _check_at_most, _check_flags, _check_non_negative,
+                                    _step_count, _zero_buffers)
 
 __all__ = ["Adadelta"]
 
@@ -94,17 +93,11 @@ class Adadelta(Optimizer):
         for group in self.param_groups:
             lr, rho, eps = group["lr"], group["rho"], group["eps"]
             weight_decay = group["weight_decay"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["square_avg"] = from_numpy(np.zeros_like(param))
-                    state["acc_delta"] = from_numpy(np.zeros_like(param))
+            def new_state(array):
+                return _zero_buffers(array, "square_avg", "acc_delta")
+
+            for param, grad, state in self._updates(group, new_state):
                 _step_count(state)
-                if group["maximize"]:
-                    grad = -grad
                 if weight_decay != 0:
                     grad = grad + weight_decay * param
                 square_avg = state["square_avg"]._data

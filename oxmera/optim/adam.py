@@ -8,8 +8,8 @@ Python floats, and the update is ``θ - (step_size · m) / (√v / √(1-β₂�
 import numpy as np
 
 from oxmera.optim.optimizer import (Optimizer, _check_betas, _check_flags, _check_non_negative,
-                                    _lerp_, _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+                                    _lerp_, _step_count, _zero_buffers)
+from oxmera.ops.creation import from_numpy
 
 __all__ = ["Adam"]
 
@@ -109,20 +109,11 @@ class Adam(Optimizer):
             eps = group["eps"]
             weight_decay = group["weight_decay"]
             amsgrad = group["amsgrad"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["exp_avg"] = from_numpy(np.zeros_like(param))
-                    state["exp_avg_sq"] = from_numpy(np.zeros_like(param))
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = from_numpy(np.zeros_like(param))
+            buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if amsgrad else ())
+            for param, grad, state in self._updates(group,
+                                                    lambda array: _zero_buffers(array, *buffers)):
                 exp_avg = state["exp_avg"]._data
                 exp_avg_sq = state["exp_avg_sq"]._data
-                if group["maximize"]:
-                    grad = -grad
                 step = _step_count(state)
                 if weight_decay != 0:
                     if group["decoupled_weight_decay"]:

@@ -8,8 +8,7 @@ bias-corrected.
 import numpy as np
 
 from oxmera.optim.optimizer import (Optimizer, _check_betas, _check_flags, _check_non_negative,
-                                    _lerp_, _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+                                    _lerp_, _step_count, _zero_buffers)
 
 __all__ = ["Adamax"]
 
@@ -95,16 +94,10 @@ class Adamax(Optimizer):
             lr, eps = group["lr"], group["eps"]
             beta1, beta2 = group["betas"]
             weight_decay = group["weight_decay"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["exp_avg"] = from_numpy(np.zeros_like(param))
-                    state["exp_inf"] = from_numpy(np.zeros_like(param))
-                if group["maximize"]:
-                    grad = -grad
+            def new_state(array):
+                return _zero_buffers(array, "exp_avg", "exp_inf")
+
+            for param, grad, state in self._updates(group, new_state):
                 step = _step_count(state)
                 if weight_decay != 0:
                     grad = grad + weight_decay * param

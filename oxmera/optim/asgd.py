@@ -8,8 +8,8 @@ parameters' dtype), so trajectories and state dicts match PyTorch's.
 import numpy as np
 
 from oxmera.optim.optimizer import (Optimizer, _check_finite, _check_flags, _check_non_negative,
-                                    _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+                                    _step_count, _zero_buffers)
+from oxmera.ops.creation import tensor
 
 __all__ = ["ASGD"]
 
@@ -101,17 +101,11 @@ class ASGD(Optimizer):
         for group in self.param_groups:
             lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
             weight_decay = group["weight_decay"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["eta"] = tensor(lr, dtype=np.float32)
-                    state["mu"] = tensor(1.0, dtype=np.float32)
-                    state["ax"] = from_numpy(np.zeros_like(param))
-                if group["maximize"]:
-                    grad = -grad
+            def new_state(array):
+                return {"eta": tensor(lr, dtype=np.float32), "mu": tensor(1.0, dtype=np.float32),
+                        **_zero_buffers(array, "ax")}
+
+            for param, grad, state in self._updates(group, new_state):
                 step = _step_count(state)
                 if weight_decay != 0:
                     grad = grad + weight_decay * param

@@ -8,8 +8,8 @@ parameters' dtype), so trajectories and state dicts match PyTorch's.
 import numpy as np
 
 from oxmera.optim.optimizer import (Optimizer, _check_betas, _check_flags, _check_non_negative,
-                                    _lerp_, _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+                                    _lerp_, _step_count, _zero_buffers)
+from oxmera.ops.creation import tensor
 
 __all__ = ["NAdam"]
 
@@ -111,17 +111,11 @@ class NAdam(Optimizer):
             beta1, beta2 = group["betas"]
             weight_decay = group["weight_decay"]
             momentum_decay = group["momentum_decay"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["mu_product"] = tensor(1.0, dtype=np.float32)
-                    state["exp_avg"] = from_numpy(np.zeros_like(param))
-                    state["exp_avg_sq"] = from_numpy(np.zeros_like(param))
-                if group["maximize"]:
-                    grad = -grad
+            def new_state(array):
+                return {"mu_product": tensor(1.0, dtype=np.float32),
+                        **_zero_buffers(array, "exp_avg", "exp_avg_sq")}
+
+            for param, grad, state in self._updates(group, new_state):
                 step = _step_count(state)
                 bias_correction2 = 1 - beta2 ** step
                 if weight_decay != 0:

@@ -433,6 +433,23 @@ class Optimizer:
                 _end_write(unlocked)
             p._bump_version()
 
+    def _updates(self, group, new_state):
+        """What every step loop starts with, for each parameter of ``group`` with a gradient:
+        ``(array, gradient, state)``, the array writable while the caller updates it.
+
+        On first use the state gets PyTorch's ``'step'`` counter (a 0-d float32 tensor)
+        and what ``new_state(array)`` returns (a dict); the gradient is negated for
+        ``maximize``. The caller advances ``'step'`` (``_step_count``).
+        """
+        for p in self._params_to_update(group):
+            param = p._data
+            state = self.state[p]
+            if not state:
+                state["step"] = tensor(0.0, dtype=np.float32)
+                state.update(new_state(param))
+            grad = p.grad._data
+            yield param, (-grad if group["maximize"] else grad), state
+
     # -- state dicts -----------------------------------------------------------------------
 
     def state_dict(self):
@@ -707,6 +724,11 @@ def _no_lock(tensor):
 # in-place write through (absent from older cores: nothing to unlock then).
 _begin_write = getattr(_core, "_begin_write", _no_lock)
 _end_write = getattr(_core, "_end_write", _no_lock)
+
+
+def _zero_buffers(array, *names):
+    """``{name: zeros like array}`` for each name: the buffers a step keeps per parameter."""
+    return {name: from_numpy(np.zeros_like(array)) for name in names}
 
 
 def _step_count(state):

@@ -7,8 +7,8 @@ accumulates ``g / (√v + ε)`` before the learning rate is applied.
 import numpy as np
 
 from oxmera.optim.optimizer import (Optimizer, _check_flags, _check_non_negative, _lerp_,
-                                    _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+                                    _step_count, _zero_buffers)
+from oxmera.ops.creation import from_numpy
 
 __all__ = ["RMSprop"]
 
@@ -106,19 +106,10 @@ class RMSprop(Optimizer):
             weight_decay = group["weight_decay"]
             momentum = group["momentum"]
             centered = group["centered"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["square_avg"] = from_numpy(np.zeros_like(param))
-                    if momentum > 0:
-                        state["momentum_buffer"] = from_numpy(np.zeros_like(param))
-                    if centered:
-                        state["grad_avg"] = from_numpy(np.zeros_like(param))
-                if group["maximize"]:
-                    grad = -grad
+            buffers = (("square_avg",) + (("momentum_buffer",) if momentum > 0 else ())
+                       + (("grad_avg",) if centered else ()))
+            for param, grad, state in self._updates(group,
+                                                    lambda array: _zero_buffers(array, *buffers)):
                 _step_count(state)
                 if weight_decay != 0:
                     grad = grad + weight_decay * param

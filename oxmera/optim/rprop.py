@@ -7,8 +7,8 @@ gradient is taken as zero, so the next step does not shrink it again).
 import numpy as np
 
 from oxmera.optim.optimizer import (Optimizer, _check_flags, _check_non_negative, _pair,
-                                    _step_count)
-from oxmera.ops.creation import from_numpy, tensor
+                                    _step_count, _zero_buffers)
+from oxmera.ops.creation import from_numpy
 
 __all__ = ["Rprop"]
 
@@ -101,16 +101,11 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             eta_minus, eta_plus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            for p in self._params_to_update(group):
-                param = p._data
-                grad = p.grad._data
-                state = self.state[p]
-                if not state:
-                    state["step"] = tensor(0.0, dtype=np.float32)
-                    state["prev"] = from_numpy(np.zeros_like(param))
-                    state["step_size"] = from_numpy(np.full_like(param, group["lr"]))
-                if group["maximize"]:
-                    grad = -grad
+            def new_state(array):
+                return {**_zero_buffers(array, "prev"),
+                        "step_size": from_numpy(np.full_like(array, group["lr"]))}
+
+            for param, grad, state in self._updates(group, new_state):
                 _step_count(state)
                 prev = state["prev"]._data
                 step_size = state["step_size"]._data
