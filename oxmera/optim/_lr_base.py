@@ -108,6 +108,12 @@ class LRScheduler:
         self.last_epoch = last_epoch
         self._initial_step()
 
+    def _take_settings(self, settings):
+        """Check a subclass's constructor arguments (by the rules ``load_state_dict``
+        applies to them) and make them attributes."""
+        self._check_settings(type(self).__name__, settings)
+        self.__dict__.update(settings)
+
     def _initial_step(self):
         self._step_count = 0
         self._is_initial = True

@@ -487,8 +487,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
         settings = {"T_0": T_0, "T_i": T_0, "T_mult": T_mult, "eta_min": eta_min,
                     "T_cur": last_epoch}
-        self._check_settings("CosineAnnealingWarmRestarts", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):

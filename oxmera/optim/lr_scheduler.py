@@ -189,8 +189,7 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         settings = {"step_size": step_size, "gamma": gamma}
-        self._check_settings("StepLR", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
@@ -242,8 +241,7 @@ class MultiStepLR(LRScheduler):
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         settings = {"milestones": Counter(milestones), "gamma": gamma}
-        self._check_settings("MultiStepLR", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
@@ -296,8 +294,7 @@ class ExponentialLR(LRScheduler):
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         settings = {"gamma": gamma}
-        self._check_settings("ExponentialLR", settings)
-        self.gamma = gamma
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
@@ -350,8 +347,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         settings = {"T_max": T_max, "eta_min": eta_min}
-        self._check_settings("CosineAnnealingLR", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
@@ -420,8 +416,7 @@ class ConstantLR(LRScheduler):
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         settings = {"factor": factor, "total_iters": total_iters}
-        self._check_settings("ConstantLR", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
@@ -477,8 +472,7 @@ class LinearLR(LRScheduler):
                  last_epoch=-1):
         settings = {"start_factor": start_factor, "end_factor": end_factor,
                     "total_iters": total_iters}
-        self._check_settings("LinearLR", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
@@ -536,8 +530,7 @@ class PolynomialLR(LRScheduler):
 
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
         settings = {"total_iters": total_iters, "power": power}
-        self._check_settings("PolynomialLR", settings)
-        self.__dict__.update(settings)
+        self._take_settings(settings)
         super().__init__(optimizer, last_epoch)
 
     def _check_settings(self, where, settings):
