@@ -16,7 +16,7 @@ import numpy as np
 
 import oxmera
 from oxmera.distributions import constraints
-from oxmera.distributions._transform import Transform
+from oxmera.distributions._transform import Transform, _ParameterFreeTransform
 from oxmera.distributions.utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["CatTransform", "CorrCholeskyTransform", "LowerCholeskyTransform",
@@ -24,7 +24,7 @@ __all__ = ["CatTransform", "CorrCholeskyTransform", "LowerCholeskyTransform",
            "StackTransform", "StickBreakingTransform"]
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFreeTransform):
     """``y = softmax(x)`` over the last dim (not bijective: ``inv`` is ``log`` up to a shift).
 
     Examples
@@ -38,11 +38,6 @@ class SoftmaxTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
 
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         logprobs = x
         probs = (logprobs - logprobs.max(-1, keepdim=True)[0]).exp()
@@ -52,7 +47,7 @@ class SoftmaxTransform(Transform):
         return y.log()
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterFreeTransform):
     """Unconstrained vectors of length ``n`` onto the simplex of ``n + 1`` entries, by
     stick breaking (bijective; used by ``biject_to(constraints.simplex)``).
 
@@ -68,11 +63,6 @@ class StickBreakingTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _offset_log(n, like):
@@ -101,7 +91,7 @@ class StickBreakingTransform(Transform):
         return tuple(shape[:-1]) + (shape[-1] - 1,)
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterFreeTransform):
     """Unconstrained square matrices onto lower-triangular ones with a positive diagonal
     (the strict lower triangle kept, the diagonal exponentiated).
 
@@ -116,11 +106,6 @@ class LowerCholeskyTransform(Transform):
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
 
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.tril(-1) + oxmera.diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
 
@@ -128,7 +113,7 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + oxmera.diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterFreeTransform):
     """Unconstrained square matrices onto positive-definite ones: ``L @ L.mT`` with
     ``L`` from ``LowerCholeskyTransform``.
 
@@ -142,11 +127,6 @@ class PositiveDefiniteTransform(Transform):
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         lower = LowerCholeskyTransform()(x)
@@ -361,7 +341,7 @@ class ReshapeTransform(Transform):
         return tuple(shape[:cut]) + self.in_shape
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(_ParameterFreeTransform):
     """Unconstrained vectors of length ``D (D - 1) / 2`` onto Cholesky factors of ``D x D``
     correlation matrices: ``tanh`` onto ``(-1, 1)``, then stick breaking along each row
     so every row has unit norm (used by ``biject_to(constraints.corr_cholesky)``).
@@ -378,11 +358,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         eps = float(np.finfo(x.dtype).eps)

@@ -118,6 +118,15 @@ class Transform:
         return self.__class__.__name__ + "()"
 
 
+class _ParameterFreeTransform(Transform):
+    """A transform without parameters: its instances are all equal."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = object.__hash__
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform, holding a strong reference to it."""
 

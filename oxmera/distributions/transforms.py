@@ -28,7 +28,7 @@ from oxmera.distributions import constraints
 from oxmera.distributions._structured_transforms import (  # noqa: F401  (re-exported)
     CatTransform, CorrCholeskyTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
     ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)
-from oxmera.distributions._transform import Transform
+from oxmera.distributions._transform import Transform, _ParameterFreeTransform
 from oxmera.distributions.utils import _sum_rightmost
 
 __all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
@@ -202,7 +202,7 @@ class IndependentTransform(Transform):
                 f"{self.reinterpreted_batch_ndims})")
 
 
-class ExpTransform(Transform):
+class ExpTransform(_ParameterFreeTransform):
     """``y = exp(x)``.
 
     Examples
@@ -217,11 +217,6 @@ class ExpTransform(Transform):
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return oxmera.exp(x)
@@ -285,7 +280,7 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFreeTransform):
     """``y = sigmoid(x)`` onto the open unit interval.
 
     Examples
@@ -301,11 +296,6 @@ class SigmoidTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         info = np.finfo(x.dtype)
         return oxmera.sigmoid(x).clamp(min=float(info.tiny), max=1.0 - float(info.eps))
@@ -319,7 +309,7 @@ class SigmoidTransform(Transform):
         return -oxmera.nn.functional.softplus(-x) - oxmera.nn.functional.softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFreeTransform):
     """``y = log(1 + exp(x))``.
 
     Examples
@@ -335,11 +325,6 @@ class SoftplusTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return oxmera.nn.functional.softplus(x)
 
@@ -350,7 +335,7 @@ class SoftplusTransform(Transform):
         return -oxmera.nn.functional.softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFreeTransform):
     """``y = tanh(x)`` onto ``(-1, 1)``.
 
     Examples
@@ -366,11 +351,6 @@ class TanhTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return oxmera.tanh(x)
 
@@ -382,7 +362,7 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - oxmera.nn.functional.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFreeTransform):
     """``y = |x|`` (not injective: ``inv`` returns the positive root).
 
     Examples
@@ -395,11 +375,6 @@ class AbsTransform(Transform):
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
