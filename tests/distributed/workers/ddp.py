@@ -81,7 +81,7 @@ nn.functional.mse_loss(model(mine(x)), mine(y)).backward()
 sums = []
 for r in range(size):
     replica = mlp(seed=3)
-    replica.load_state_dict(model.module.state_dict() if False else local.state_dict())
+    replica.load_state_dict(local.state_dict())
     for xb, yb in micro:
         part = slice(r * PER_RANK, (r + 1) * PER_RANK)
         nn.functional.mse_loss(replica(xb[part]), yb[part]).backward()
@@ -150,5 +150,11 @@ except RuntimeError as err:
 else:
     raise AssertionError("mismatched models went unnoticed")
 
+# 6. DistributedSampler takes its replica from the default process group.
+sampler = oxmera.utils.data.DistributedSampler(range(10), shuffle=False)
+assert (sampler.num_replicas, sampler.rank) == (size, rank)
+indices = list(range(10))
+indices += indices[:(-10) % size]          # padded with the first indices: 10 -> 12 on 4
+assert list(sampler) == indices[rank::size]
 dist.destroy_process_group()
 print(f"ddp OK {rank}", flush=True)
