@@ -18,6 +18,7 @@ averaged values with no callback after the engine.
 What it leaves to others: the communication itself (``oxmera.distributed``).
 """
 import contextlib
+import time
 
 import numpy as np
 
@@ -58,6 +59,10 @@ class _Reducer:
         self.locally_used = None        # with find_unused_parameters: a 0/1 array
         self.next_bucket = 0            # the next bucket whose all-reduce to start
         self.handles = []
+        # Seconds the last synchronized backward spent waiting for its all-reduces
+        # after its last gradient (the communication backward did not hide);
+        # bench/ddp.py reads it.
+        self.last_wait_seconds = 0.0
 
     def _make_buckets(self, bucket_bytes, first_bucket_bytes):
         order = list(range(len(self.params)))[::-1]
@@ -179,8 +184,10 @@ class _Reducer:
             used = self.locally_used.copy()
             requests.append(self.pg._comm.Iallreduce(c10d._State.MPI.IN_PLACE, used,
                                                      c10d._State.MPI.MAX))
+        began = time.perf_counter()
         c10d.wait_all(requests, self.pg._timeout, "DistributedDataParallel's gradient "
                                                   "all-reduce")
+        self.last_wait_seconds = time.perf_counter() - began
         # .grad receives the returned slot when the engine commits; a .grad kept
         # from no_sync steps is already inside that slot, so it must not be added again.
         for index in self.kept & self.ready:
