@@ -573,7 +573,7 @@ class Work:
 
 
 def wait_all(requests, timeout, name):
-    """Wait for MPI ``requests``, polling, and raise a RuntimeError naming ``name`` past ``timeout``.
+    """Wait for MPI ``requests``, polling; past ``timeout``, a RuntimeError naming ``name``.
 
     Waiting in MPI itself could block forever on a rank whose peer died
     without ending the job; polling can give up.
@@ -919,7 +919,7 @@ def _check_gathered(name, big, big_name, small, small_name, size):
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    """Reduce ``input`` over the group and give rank ``i`` the ``i``-th block of dim 0 in ``output``.
+    """Reduce ``input`` over the group; rank ``i`` gets block ``i`` of dim 0 in ``output``.
 
     Examples
     --------
@@ -1068,7 +1068,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Start receiving into ``tensor`` from rank ``src`` (any rank when None); returns a :class:`Work`.
+    """Start receiving into ``tensor`` from rank ``src`` (any when None); returns a :class:`Work`.
 
     Examples
     --------

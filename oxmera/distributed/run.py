@@ -27,7 +27,7 @@ __all__ = ["find_mpiexec", "mpiexec_command", "main"]
 
 
 def find_mpiexec():
-    """The ``mpiexec`` to use, or None: ``OXMERA_MPIEXEC``, then beside ``sys.executable``, then PATH.
+    """The ``mpiexec`` to use, or None: ``OXMERA_MPIEXEC``, beside ``sys.executable``, or on PATH.
 
     Examples
     --------
@@ -111,7 +111,7 @@ def main(argv=None):
     >>> main(["--nnodes", "2", "train.py"])
     Traceback (most recent call last):
     ...
-    ValueError: oxmera.distributed.run: --nnodes 2: one machine only; start a job on several machines with srun or mpiexec and a host file
+    ValueError: oxmera.distributed.run: --nnodes 2: one machine only; start a job on ...
     """
     args = _parser().parse_args(argv)
     if str(args.nnodes) != "1":
