@@ -256,7 +256,8 @@ class DistributedDataParallel(Module):
     ----------
     module : Module
     device_ids, output_device, dim
-        Accepted for PyTorch's signature; the CPU is the only device.
+        For accelerator modules in PyTorch: None here (the CPU is the only
+        device); ``dim`` is accepted and unused, as for CPU modules.
     broadcast_buffers : bool, default True
         Copy rank 0's buffers (BatchNorm's running statistics...) to every
         rank before each forward.
@@ -271,6 +272,15 @@ class DistributedDataParallel(Module):
         so a forward may leave some parameters unused. Without it, a
         backward that does not reach every parameter makes the next forward
         raise.
+
+    ``static_graph`` and ``check_reduction`` are accepted (they change no
+    result); ``gradient_as_bucket_view``, ``mixed_precision``,
+    ``device_mesh``, ``delay_all_reduce_named_params``,
+    ``param_to_hook_all_reduce``, ``skip_all_reduce_unused_params``,
+    ``bucket_cap_mb_list`` and ``batched_grad_copy`` must keep their
+    defaults (a ValueError names the one that does not). Gradients are
+    averaged by ``backward()``; ``autograd.grad`` and ``create_graph=True``
+    through a DDP module are not supported.
 
     Examples
     --------
@@ -295,6 +305,21 @@ class DistributedDataParallel(Module):
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be an nn.Module, got "
                             f"{type(module).__name__}")
+        if device_ids or output_device is not None:
+            raise ValueError(f"DistributedDataParallel: device_ids and output_device are for "
+                             f"accelerator modules; a CPU module (all of oxmera's) takes None, "
+                             f"got device_ids={device_ids!r}, output_device={output_device!r}")
+        unsupported = {"gradient_as_bucket_view": gradient_as_bucket_view,
+                       "delay_all_reduce_named_params": delay_all_reduce_named_params,
+                       "param_to_hook_all_reduce": param_to_hook_all_reduce,
+                       "mixed_precision": mixed_precision, "device_mesh": device_mesh,
+                       "skip_all_reduce_unused_params": skip_all_reduce_unused_params,
+                       "bucket_cap_mb_list": bucket_cap_mb_list,
+                       "batched_grad_copy": batched_grad_copy}
+        for name, value in unsupported.items():
+            if value not in (None, False):
+                raise ValueError(f"DistributedDataParallel: {name}={value!r} is not supported "
+                                 f"by oxmera (leave it at its default)")
         pg = c10d._resolve(process_group, "DistributedDataParallel")
         if pg is None:
             raise ValueError("DistributedDataParallel: this rank is not a member of "

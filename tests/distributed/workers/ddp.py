@@ -150,6 +150,15 @@ except RuntimeError as err:
 else:
     raise AssertionError("mismatched models went unnoticed")
 
+# Arguments oxmera does not support are refused by name, not ignored.
+for bad in (dict(gradient_as_bucket_view=True), dict(device_ids=[0]), dict(mixed_precision=1)):
+    try:
+        DDP(nn.Linear(2, 2), **bad)
+    except ValueError as err:
+        assert next(iter(bad)) in str(err), err
+    else:
+        raise AssertionError(f"DDP accepted {bad}")
+
 # 6. DistributedSampler takes its replica from the default process group.
 sampler = oxmera.utils.data.DistributedSampler(range(10), shuffle=False)
 assert (sampler.num_replicas, sampler.rank) == (size, rank)
