@@ -9,8 +9,10 @@ without it this module still imports, :func:`is_available` answers False and
 ``DistributedDataParallel`` is in ``oxmera.nn.parallel``; the differentiable
 collectives are in ``oxmera.distributed.nn.functional``.
 """
-from oxmera.distributed import distributed_c10d, nn, run
+# Not ``run``: importing it here would make ``python -m oxmera.distributed.run``
+# find it imported already (runpy warns).
+from oxmera.distributed import distributed_c10d, nn
 from oxmera.distributed.distributed_c10d import *  # noqa: F401,F403
 from oxmera.distributed.distributed_c10d import __all__ as _c10d_all
 
-__all__ = [*_c10d_all, "distributed_c10d", "nn", "run"]
+__all__ = [*_c10d_all, "distributed_c10d", "nn"]

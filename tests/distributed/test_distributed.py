@@ -16,7 +16,7 @@ import pytest
 
 import oxmera
 import oxmera.distributed as dist
-from oxmera.distributed.run import find_mpiexec
+from oxmera.distributed.run import find_mpiexec, main
 
 WORKERS = pathlib.Path(__file__).resolve().parent / "workers"
 needs_mpi = pytest.mark.skipif(
@@ -104,7 +104,7 @@ def test_errors_before_initialization():
 
 def test_launcher_refuses_several_nodes():
     with pytest.raises(ValueError, match="srun"):
-        oxmera.distributed.run.main(["--nnodes", "2", "train.py"])
+        main(["--nnodes", "2", "train.py"])
 
 
 @needs_mpi
