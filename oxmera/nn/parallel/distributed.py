@@ -126,7 +126,10 @@ class _Reducer:
                 if index not in self.expected:
                     self._fill(index, None)
         if not self.expected:
-            self.armed = False
+            # No gradient will reach this rank's parameters, so no hook will run:
+            # take part in the step's all-reduces now, as the other ranks expect.
+            self._start_ready_buckets()
+            self._finish()
 
     def _fill(self, index, grad):
         bucket, slot = self._slot(index)
@@ -164,6 +167,10 @@ class _Reducer:
                 f"DistributedDataParallel: parameter {self.names[index]!r} received a "
                 f"gradient though the forward's outputs do not depend on it (a backward from "
                 f"a tensor the forward did not return?)")
+        if grad.requires_grad:
+            raise RuntimeError(
+                f"DistributedDataParallel: backward with create_graph=True is not supported "
+                f"(parameter {self.names[index]!r} received a recorded gradient)")
         if index in self.ready:
             raise RuntimeError(
                 f"DistributedDataParallel: Expected to mark a variable ready only once: "

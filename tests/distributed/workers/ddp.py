@@ -99,6 +99,8 @@ class Branchy(nn.Module):
         self.branch = nn.Linear(2, 2)
 
     def forward(self, x, use_branch):
+        if use_branch is None:
+            return x
         h = self.trunk(x)
         return self.branch(h) if use_branch else h
 
@@ -113,6 +115,17 @@ replica(oxmera.ones(1, 2), use_branch=True).sum().backward()
 want = replica.branch.weight.grad.numpy() / size
 assert np.abs(model.module.branch.weight.grad.numpy() - want).max() <= 1e-12
 assert model.module.trunk.weight.grad is not None
+# A rank whose forward uses no parameter at all still takes part in the step.
+model = DDP(Branchy(), find_unused_parameters=True)
+if rank == 0:
+    model(oxmera.ones(1, 2), use_branch=True).sum().backward()
+else:
+    model(oxmera.ones(1, 2), use_branch=None)     # returns its input: no parameter used
+replica = Branchy()
+replica.load_state_dict(model.module.state_dict())
+replica(oxmera.ones(1, 2), use_branch=True).sum().backward()
+want = replica.branch.bias.grad.numpy() / size
+assert np.abs(model.module.branch.bias.grad.numpy() - want).max() <= 1e-12
 # Without find_unused_parameters, a step that skips a parameter is reported by the next one.
 model = DDP(Branchy())
 model(oxmera.ones(1, 2), use_branch=False).sum().backward()
