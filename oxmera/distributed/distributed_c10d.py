@@ -841,9 +841,9 @@ def _check_list(name, what, tensors, size):
                          f"ranks")
 
 
-def _stacked(tensors):
+def _stacked(tensors, name, what):
     """One contiguous array holding ``tensors`` (written back by the returned finisher)."""
-    buffers = [_Buffer(t, "collective", "tensor", write=True) for t in tensors]
+    buffers = [_Buffer(t, name, what, write=True) for t in tensors]
     whole = np.empty((len(tensors),) + buffers[0].array.shape, buffers[0].array.dtype)
 
     def finish():
@@ -873,7 +873,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_list("all_gather", "tensor_list", tensor_list, pg.size())
     source = _Buffer(tensor, "all_gather", "tensor", write=False)
     _check_same("all_gather", "tensor_list", tensor_list, tensor)
-    whole, buffers, spread = _stacked(tensor_list)
+    whole, buffers, spread = _stacked(tensor_list, "all_gather", "tensor_list")
     return _run("all_gather", pg, buffers,
                 lambda: pg._comm.Iallgather(source.array, whole), async_op, spread)
 
@@ -1004,7 +1004,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
                     async_op)
     _check_list("gather", "gather_list", gather_list, pg.size())
     _check_same("gather", "gather_list", gather_list, tensor)
-    whole, buffers, spread = _stacked(gather_list)
+    whole, buffers, spread = _stacked(gather_list, "gather", "gather_list")
     return _run("gather", pg, buffers,
                 lambda: pg._comm.Igather(source.array, whole, root=root), async_op, spread)
 
