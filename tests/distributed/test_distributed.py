@@ -135,3 +135,82 @@ def test_scripts_run_directly_under_mpiexec():
     env["PYTHONPATH"] = os.pathsep.join([package_root, *filter(None, [env.get("PYTHONPATH")])])
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
     check(result, "collectives OK", 2)
+
+
+@pytest.fixture
+def world_of_one():
+    # The pytest process itself, started without mpiexec, is a job of one process.
+    dist.init_process_group("mpi")
+    try:
+        yield dist.group.WORLD
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+needs_mpi4py = pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None,
+                                  reason="mpi4py is missing (pip install 'oxmera[distributed]')")
+
+
+@needs_mpi4py
+def test_bad_arguments_are_refused_and_change_nothing(world_of_one):
+    t = oxmera.tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match="twice"):
+        dist.init_process_group("mpi")
+    with pytest.raises(TypeError, match="all_reduce: tensor must be a Tensor"):
+        dist.all_reduce([1.0, 2.0])
+    with pytest.raises(TypeError, match="ReduceOp"):
+        dist.all_reduce(t, op="sum")
+    with pytest.raises(ValueError, match="src=3 is not a rank of the group"):
+        dist.broadcast(t, src=3)
+    with pytest.raises(RuntimeError, match="BAND needs an integer"):
+        dist.all_reduce(t, op=dist.ReduceOp.BAND)
+    with pytest.raises(RuntimeError, match="read-only or broadcast view"):
+        dist.all_reduce(oxmera.ones(1).expand(3))
+    with pytest.raises(ValueError, match="ranks must be distinct ranks"):
+        dist.new_group([0, 0])
+    with pytest.raises(TypeError, match="async_op"):
+        dist.barrier(async_op=1)
+    assert t.tolist() == [1.0, 2.0] and t._version == 0
+
+
+@needs_mpi4py
+def test_integer_reductions_and_bitwise_ops(world_of_one):
+    t = oxmera.tensor([6, 3], dtype=oxmera.int32)
+    for op in (dist.ReduceOp.BAND, dist.ReduceOp.BOR, dist.ReduceOp.BXOR, dist.ReduceOp.PRODUCT):
+        dist.all_reduce(t, op=op)
+    assert t.tolist() == [6, 3]
+
+
+@needs_mpi4py
+def test_environment_variables_must_agree_with_mpi(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    with pytest.raises(ValueError, match="WORLD_SIZE is 4 but the MPI launcher says 1"):
+        dist.init_process_group("mpi")
+    assert not dist.is_initialized()
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "0")
+    dist.init_process_group("gloo", init_method="env://")
+    try:
+        assert dist.get_backend() == "mpi" and dist.get_world_size() == 1
+    finally:
+        dist.destroy_process_group()
+
+
+@needs_mpi4py
+def test_a_wait_with_no_partner_times_out(world_of_one):
+    import datetime
+    work = dist.irecv(oxmera.zeros(1), src=0, tag=7)        # nobody sends
+    with pytest.raises(RuntimeError, match="irecv on rank 0 timed out"):
+        work.wait(timeout=datetime.timedelta(seconds=0.2))
+    assert not work.is_completed()
+    dist.send(oxmera.ones(1), dst=0, tag=7)                  # let it finish cleanly
+    assert work.wait()
+
+
+@needs_mpi4py
+def test_uncaught_exceptions_abort_only_while_initialized(world_of_one):
+    import sys
+    assert sys.excepthook is dist.distributed_c10d._abort_job
+    dist.destroy_process_group()
+    assert sys.excepthook is not dist.distributed_c10d._abort_job
