@@ -192,6 +192,41 @@ x = oxmera.from_numpy(data(rank)).requires_grad_()
 close(x.grad, np.sum(weights, axis=0) if rank == 0 else np.zeros((3, 4)),
       "functional broadcast backward")
 
+# reduce: the gradient is the destination's gradient, broadcast to every rank.
+x = oxmera.from_numpy(data(rank)).requires_grad_()
+(dF.reduce(x, dst=size - 1) * oxmera.from_numpy(weights[rank])).sum().backward()
+close(x.grad, weights[size - 1], "functional reduce backward")
+# reduce_scatter: rank r's input list entry i gets the gradient of rank i's output.
+x = oxmera.from_numpy(data(rank, shape=(size, 3))).requires_grad_()
+out = dF.reduce_scatter(oxmera.zeros(3, dtype=oxmera.float64), list(x.unbind(0)))
+close(out.detach(), np.sum([data(r, shape=(size, 3)) for r in range(size)], axis=0)[rank],
+      "functional reduce_scatter forward")
+(out * oxmera.from_numpy(data(300 + rank, shape=(3,)))).sum().backward()
+close(x.grad, np.stack([data(300 + i, shape=(3,)) for i in range(size)]),
+      "functional reduce_scatter backward")
+# gather / scatter: each other's adjoint.
+x = oxmera.from_numpy(data(rank)).requires_grad_()
+parts = dF.gather(x, dst=0)
+if rank == 0:
+    for r in range(size):
+        close(parts[r].detach(), everyone[r], f"functional gather [{r}]")
+sum((p * oxmera.from_numpy(data(400 + i))).sum() for i, p in enumerate(parts)).backward()
+# Only rank 0's outputs carry the values; their gradients go back to each rank's input.
+close(x.grad, data(400 + rank), "functional gather backward")
+xs = [oxmera.from_numpy(data(500 + 10 * rank + i)).requires_grad_() for i in range(size)]
+got = dF.scatter(xs, src=0)
+close(got.detach(), data(500 + rank), "functional scatter forward")
+(got * oxmera.from_numpy(weights[rank])).sum().backward()
+for i in range(size):
+    want = weights[i] if rank == 0 else np.zeros((3, 4))
+    close(xs[i].grad, want, f"functional scatter backward [{i}]")
+# Second order: all_reduce's backward is itself differentiable.
+x = oxmera.from_numpy(data(rank)).requires_grad_()
+(g,) = oxmera.autograd.grad(dF.all_reduce(x * x).sum(), x, create_graph=True)
+close(g.detach(), 2 * everyone[rank] * size, "functional all_reduce first order")
+(h,) = oxmera.autograd.grad(g.sum(), x)
+close(h, np.full((3, 4), 2.0 * size), "functional all_reduce second order")
+
 # Errors: a list of the wrong length, a wrong shape; nothing was sent, so the ranks stay in step.
 for bad in ([oxmera.zeros(3, 4, dtype=oxmera.float64)] * (size + 1),
             [oxmera.zeros(2, 2, dtype=oxmera.float64)] * size):
