@@ -65,7 +65,7 @@ def test_a_failing_rank_ends_the_job_naming_it(mode):
     if mode == "raise":
         assert "rank 1 (of 2) failed with ValueError: rank 1 gives up in step 2" in output
     else:
-        # Rank 0 waits in the gradient all-reduce for 3 s, then fails, naming itself
+        # Rank 0 waits in the gradient all-reduce for 10 s, then fails, naming itself
         # and the collective, and the job ends (long before rank 1's sleep would).
         assert "timed out" in output and "rank 0 (of 2) failed" in output, output
 

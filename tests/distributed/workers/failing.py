@@ -2,7 +2,8 @@
 
 ``raise``: rank 1 raises in the middle of a DDP step, while the others wait in
 the gradient all-reduce. ``hang``: rank 1 never joins an all_reduce; the
-others time out (after 3 s) instead of waiting forever.
+others time out (after 10 s: long enough for a loaded machine's healthy
+collectives) instead of waiting forever.
 """
 import datetime
 import sys
@@ -14,7 +15,7 @@ from oxmera import nn
 from oxmera.nn.parallel import DistributedDataParallel as DDP
 
 mode = sys.argv[1]
-dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=3))
+dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=10))
 rank = dist.get_rank()
 model = DDP(nn.Linear(4, 2))
 for step in range(5):
