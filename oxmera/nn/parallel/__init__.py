@@ -6,11 +6,13 @@ accelerator is available it simply runs the wrapped module (its
 are exactly that case: a program written for ``nn.DataParallel`` runs
 unchanged, its state dict keys carry the ``module.`` prefix as PyTorch's do,
 and a checkpoint saved from either loads into the other.
-``DistributedDataParallel`` is not here (it needs a process group).
+``DistributedDataParallel`` (in ``distributed``) trains one copy of the
+model per process of an ``oxmera.distributed`` process group.
 """
 from oxmera.nn.modules.module import Module
+from oxmera.nn.parallel.distributed import DistributedDataParallel
 
-__all__ = ["DataParallel", "data_parallel"]
+__all__ = ["DataParallel", "data_parallel", "DistributedDataParallel"]
 
 
 class DataParallel(Module):

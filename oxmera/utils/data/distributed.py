@@ -1,11 +1,11 @@
 """``DistributedSampler``: each of ``num_replicas`` processes visits its own share
 of a dataset, as in ``torch.utils.data.distributed``.
 
-oxmera has no process-group backend (no ``init_process_group``), so, as
-PyTorch does without an initialized default group, ``num_replicas`` and
-``rank`` must be given: leaving one out raises the ValueError PyTorch
-raises. Passing them is what multi-process programs launched by hand do,
-and what a single-process program does with ``num_replicas=1, rank=0``.
+``num_replicas`` and ``rank`` left out are the default process group's
+(``oxmera.distributed``); without an initialized one, leaving one out
+raises the ValueError PyTorch raises. Passing them is what multi-process
+programs launched by hand do, and what a single-process program does with
+``num_replicas=1, rank=0``.
 """
 import math
 import numbers
@@ -31,11 +31,12 @@ class DistributedSampler(Sampler):
     ----------
     dataset : Dataset
         The dataset (only its length is used).
-    num_replicas : int
-        How many processes share the dataset (required: see the module
-        docstring).
-    rank : int
-        This process's number, in ``[0, num_replicas)`` (required).
+    num_replicas : int, optional
+        How many processes share the dataset (by default the default
+        process group's size: see the module docstring).
+    rank : int, optional
+        This process's number, in ``[0, num_replicas)`` (by default its rank
+        in the default process group).
     shuffle : bool, default True
         Shuffle the indices (the same permutation on every replica).
     seed : int, default 0
@@ -58,9 +59,13 @@ class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            raise ValueError("DistributedSampler: Default process group has not been "
-                             "initialized (oxmera has no distributed backend): pass "
-                             "num_replicas and rank")
+            from oxmera import distributed
+            if not distributed.is_initialized():
+                raise ValueError("DistributedSampler: Default process group has not been "
+                                 "initialized, please make sure to call init_process_group "
+                                 "(or pass num_replicas and rank)")
+            num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
+            rank = distributed.get_rank() if rank is None else rank
         for name, value in (("num_replicas", num_replicas), ("rank", rank)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TypeError(f"DistributedSampler: {name} should be an int, got "
