@@ -157,8 +157,8 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
     >>> import oxmera
     >>> from oxmera.scipy import linalg
     >>> factor = linalg.cho_factor([[4.0, 2.0], [2.0, 5.0]])
-    >>> linalg.cho_solve(factor, [8.0, 13.0])
-    tensor([1.25, 2.  ], dtype=float64)
+    >>> linalg.cho_solve(factor, [8.0, 12.0])
+    tensor([1., 2.], dtype=float64)
     """
     c, lower = c_and_lower
     c, b = as_tensor(c, "cho_solve", "c"), as_tensor(b, "cho_solve", "b")
@@ -250,7 +250,7 @@ def _matrix_function(name, scipy_name, what):
                        f">>> from oxmera.scipy.linalg import _{scipy_name}\n"
                        f">>> _{scipy_name}(oxmera.eye(2))\n"
                        f"tensor([[{'1., 0.' if scipy_name == 'sqrtm' else '0., 0.'}],\n"
-                       f"        [{'0., 1.' if scipy_name == 'sqrtm' else '0., 0.'}]])\n")
+                       f"        [{'0., 1.' if scipy_name == 'sqrtm' else '0., 0.'}]], dtype=float32)\n")
     function = op(name, float_only=True)(forward)
 
     @function.vjp

@@ -35,7 +35,7 @@ def _convolve_full(in1, in2):
     >>> import oxmera
     >>> from oxmera.scipy.signal import _convolve_full
     >>> _convolve_full(oxmera.tensor([1.0, 2.0]), oxmera.tensor([1.0, 1.0]))
-    tensor([1., 3., 2.])
+    tensor([1., 3., 2.], dtype=float32)
     """
     dtype = np.result_type(in1, in2)
     if np.ndim(in1) != np.ndim(in2):
