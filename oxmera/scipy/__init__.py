@@ -32,6 +32,6 @@ Examples
 >>> x.grad
 tensor([0.2689, 0.7311], dtype=float64)
 """
-from oxmera.scipy import linalg, signal, special, stats
+from oxmera.scipy import integrate, linalg, signal, special, stats
 
-__all__ = ["special", "stats", "linalg", "signal"]
+__all__ = ["special", "stats", "linalg", "signal", "integrate"]
