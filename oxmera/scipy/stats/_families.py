@@ -182,7 +182,10 @@ laplace = Family("laplace", (), {
                                oxmera.log1p(-_laplace_lower(z))),
     "logsf": lambda z: _where(oxmera.gt(z, 0), -oxmera.abs(z) - _LOG_2,
                               oxmera.log1p(-_laplace_lower(z))),
-    "ppf": lambda q: -oxmera.sign(q - 0.5) * oxmera.log1p(-2 * oxmera.abs(q - 0.5)),
+    # log(2q) below the median, -log(2(1 - q)) above: smooth through 1/2 (a
+    # sign(q - 1/2) factor would give a zero gradient there)
+    "ppf": lambda q: _where(oxmera.lt(q, 0.5), oxmera.log(_where(oxmera.lt(q, 0.5), q, 0.5) * 2),
+                            -oxmera.log((1 - _where(oxmera.lt(q, 0.5), 0.5, q)) * 2)),
 }, description="Laplace (double exponential)")
 
 cauchy = Family("cauchy", (), {
