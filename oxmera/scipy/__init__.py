@@ -32,6 +32,11 @@ Examples
 >>> x.grad
 tensor([0.2689, 0.7311], dtype=float64)
 """
+from oxmera import _exports
 from oxmera.scipy import integrate, linalg, signal, special, stats
 
 __all__ = ["special", "stats", "linalg", "signal", "integrate"]
+
+# oxmera.scipy is imported on its own, after oxmera's own tidying: dir() of
+# its modules lists their __all__, not their imports
+_exports.tidy_loaded_modules()

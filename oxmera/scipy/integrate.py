@@ -245,7 +245,7 @@ class OdeResult(dict):
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
               vectorized=False, args=None, **options):
-    """Solve ``dy/dt = fun(t, y, *args)`` on ``t_span`` from ``y0``, as ``scipy.integrate.solve_ivp``.
+    """Solve ``dy/dt = fun(t, y, *args)`` on ``t_span`` from ``y0``, as SciPy's ``solve_ivp``.
 
     ``method`` (``"RK45"``, ``"DOP853"``, ``"Radau"``, ``"BDF"``, ``"LSODA"``...)
     and ``options`` (``rtol``, ``atol``, ``max_step``...) go to SciPy. The

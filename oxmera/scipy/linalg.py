@@ -249,8 +249,9 @@ def _matrix_function(name, scipy_name, what):
                        f"Examples\n--------\n>>> import oxmera\n"
                        f">>> from oxmera.scipy.linalg import _{scipy_name}\n"
                        f">>> _{scipy_name}(oxmera.eye(2))\n"
-                       f"tensor([[{'1., 0.' if scipy_name == 'sqrtm' else '0., 0.'}],\n"
-                       f"        [{'0., 1.' if scipy_name == 'sqrtm' else '0., 0.'}]], dtype=float32)\n")
+                       f"{'tensor([[1., 0.],' if scipy_name == 'sqrtm' else 'tensor([[0., 0.],'}\n"
+                       f"{'        [0., 1.]]' if scipy_name == 'sqrtm' else '        [0., 0.]]'}"
+                       f", dtype=float32)\n")
     function = op(name, float_only=True)(forward)
 
     @function.vjp

@@ -20,8 +20,6 @@ lines that take its functions from a :class:`Family` here.
 import inspect
 import math
 
-import numpy as np
-
 import oxmera
 from oxmera.scipy import special
 from oxmera.scipy._inputs import as_tensor

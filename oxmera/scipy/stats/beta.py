@@ -1,4 +1,4 @@
-"""``oxmera.scipy.stats.beta``: the beta distribution (shapes ``a``, ``b``), as ``scipy.stats.beta``.
+"""``oxmera.scipy.stats.beta``: the beta distribution (shapes ``a``, ``b``), as SciPy's.
 
 Differentiable in the data and the parameters (see :mod:`oxmera.scipy.stats`
 for the few exceptions); the formulas are in ``oxmera/scipy/stats/_families.py``.

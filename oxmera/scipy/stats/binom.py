@@ -1,4 +1,6 @@
-"""``oxmera.scipy.stats.binom``: the binomial distribution (``n`` trials, success probability ``p``), as ``scipy.stats.binom``.
+"""``oxmera.scipy.stats.binom``: the binomial distribution, as ``scipy.stats.binom``.
+
+``n`` trials, success probability ``p``.
 
 Differentiable in the data and the parameters (see :mod:`oxmera.scipy.stats`
 for the few exceptions); the formulas are in ``oxmera/scipy/stats/_families.py``.

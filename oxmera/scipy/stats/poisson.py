@@ -1,4 +1,4 @@
-"""``oxmera.scipy.stats.poisson``: the Poisson distribution (rate ``mu``), as ``scipy.stats.poisson``.
+"""``oxmera.scipy.stats.poisson``: the Poisson distribution (rate ``mu``), as SciPy's.
 
 Differentiable in the data and the parameters (see :mod:`oxmera.scipy.stats`
 for the few exceptions); the formulas are in ``oxmera/scipy/stats/_families.py``.
