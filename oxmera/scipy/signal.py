@@ -24,7 +24,7 @@ _METHODS = ("auto", "direct", "fft")
 
 
 @op("signal_convolve", inputs=2, promote=True, float_only=True)
-def _convolve_full(in1, in2):
+def _convolve_full(in1, in2, method="auto"):
     """The recorded op behind ``oxmera.scipy.signal.convolve``: the full convolution.
 
     Inputs with no elements give zeros of the full shape ``n + m - 1`` per
@@ -44,7 +44,7 @@ def _convolve_full(in1, in2):
     if np.size(in1) == 0 or np.size(in2) == 0:
         return np.zeros(tuple(max(n + m - 1, 0) for n, m in zip(np.shape(in1), np.shape(in2))),
                         dtype)
-    out = scipy_module("signal", "convolve").convolve(in1, in2, mode="full")
+    out = scipy_module("signal", "convolve").convolve(in1, in2, mode="full", method=method)
     return np.asarray(out, dtype=dtype)
 
 
@@ -57,19 +57,19 @@ def _window(x, starts, shape):
     return x[tuple(slice(s, s + n) for s, n in zip(starts, shape))]
 
 
-def _input_gradient(grad, other, shape):
+def _input_gradient(grad, other, shape, method):
     # d(full)/d(input) pulled back: correlate grad with the other input ("valid")
     if other.numel() == 0 or 0 in tuple(shape):
         return oxmera.zeros(tuple(shape), dtype=grad.dtype)
     starts = [m - 1 for m in other.shape]
-    return _window(_convolve_full(grad, _flip_all(other)), starts, shape)
+    return _window(_convolve_full(grad, _flip_all(other), method), starts, shape)
 
 
 @_convolve_full.vjp
-def _(ctx, grad, in1, in2):
+def _(ctx, grad, in1, in2, method="auto"):
     needs = ctx.needs_input_grad
-    return (_input_gradient(grad, in2, in1.shape) if needs[0] else None,
-            _input_gradient(grad, in1, in2.shape) if needs[1] else None)
+    return (_input_gradient(grad, in2, in1.shape, method) if needs[0] else None,
+            _input_gradient(grad, in1, in2.shape, method) if needs[1] else None)
 
 
 def _check(name, mode, method, in1, in2):
@@ -102,8 +102,9 @@ def convolve(in1, in2, mode="full", method="auto"):
     """The N-dimensional convolution of ``in1`` and ``in2``, as ``scipy.signal.convolve``.
 
     ``mode``: ``"full"`` (every overlap), ``"same"`` (``in1``'s shape,
-    centred) or ``"valid"`` (only complete overlaps). ``method`` is passed
-    on as accepted; SciPy chooses the method of the forward. Differentiable
+    centred) or ``"valid"`` (only complete overlaps). ``method`` (``"auto"``,
+    ``"direct"``, ``"fft"``) is SciPy's, for the forward and the VJP's
+    convolutions. Differentiable
     in both inputs to any order. Unlike SciPy, an input with no elements
     gives zeros of the mode's shape (SciPy gives an empty vector).
 
@@ -122,7 +123,7 @@ def convolve(in1, in2, mode="full", method="auto"):
     """
     in1, in2 = as_tensors("convolve", in1, in2)
     _check("convolve", mode, method, in1, in2)
-    return _cut(_convolve_full(in1, in2), mode, in1.shape, in2.shape, "convolve")
+    return _cut(_convolve_full(in1, in2, method), mode, in1.shape, in2.shape, "convolve")
 
 
 def correlate(in1, in2, mode="full", method="auto"):
@@ -146,4 +147,5 @@ def correlate(in1, in2, mode="full", method="auto"):
     if mode == "valid" and not all(m <= n for n, m in zip(in1.shape, in2.shape)):
         # SciPy swaps the inputs (and so reverses the result) when in2 is larger
         return _flip_all(correlate(in2, in1, mode, method))
-    return _cut(_convolve_full(in1, _flip_all(in2)), mode, in1.shape, in2.shape, "correlate")
+    return _cut(_convolve_full(in1, _flip_all(in2), method), mode, in1.shape, in2.shape,
+                "correlate")

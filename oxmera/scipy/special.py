@@ -17,6 +17,7 @@ lacks (in the order ``v`` of ``iv``, in ``a`` of ``gammainc``, in ``a`` and
 ``b`` of ``betainc``) raises NotImplementedError when asked for, never a
 wrong or silently missing gradient.
 """
+import inspect
 import math
 
 import numpy as np
@@ -38,12 +39,28 @@ __all__ = [
 ]
 
 
+#: The parameter names of the functions of several arguments (SciPy's);
+#: the others take one, ``x``.
+_PARAMETERS = {"betaln": ("a", "b"), "beta": ("a", "b"), "xlogy": ("x", "y"),
+               "xlog1py": ("x", "y"), "rel_entr": ("x", "y"), "gammainc": ("a", "x"),
+               "gammaincc": ("a", "x"), "iv": ("v", "z"), "ive": ("v", "z"),
+               "betainc": ("a", "b", "x")}
+
+
 def _elementwise(name, function, doc, example):
     """SciPy's ``name``: ``function`` (an oxmera op or composite) on tensor-converted inputs."""
+    signature = inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_ONLY)
+                                   for p in _PARAMETERS.get(name, ("x",))])
+
     def public(*args):
+        try:
+            signature.bind(*args)
+        except TypeError as error:
+            raise TypeError(f"{name}(): {error}") from None
         return function(*as_tensors(name, *args))
     public.__name__ = public.__qualname__ = name
     public.__module__ = __name__
+    public.__signature__ = signature
     public.__doc__ = (f"{doc}\n\nAs ``scipy.special.{name}``; inputs that are not Tensors "
                       f"become float64.\n\nExamples\n--------\n>>> import oxmera\n"
                       f">>> from oxmera.scipy import special\n{example}\n")
