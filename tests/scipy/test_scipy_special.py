@@ -198,3 +198,21 @@ def test_scipy_on_a_tensor_that_requires_grad_points_at_oxmera_scipy():
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires "
                                            r"grad.*oxmera\.scipy"):
         scipy_special.logsumexp(x)
+
+
+def test_importing_oxmera_scipy_needs_no_scipy():
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['scipy'] = None\n"
+            "import oxmera.scipy\n"
+            "from oxmera.scipy import stats, special\n"
+            "print(round(stats.norm.logpdf([0.0]).item(), 4))\n"
+            "try:\n"
+            "    special.gammaln([1.0])\n"
+            "except ImportError as error:\n"
+            "    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.splitlines() == [
+        "-0.9189",
+        "lgamma() needs SciPy, an optional dependency of oxmera: pip install oxmera[scipy]"]
