@@ -50,9 +50,13 @@ class Family:
     parameters; ``valid`` says which shape parameters are in the domain.
     """
 
-    def __init__(self, name, shapes, standard, valid=None, discrete=False, description=""):
+    def __init__(self, name, shapes, standard, valid=None, discrete=False, description="",
+                 safe=None):
         self.name, self.shapes, self.standard = name, tuple(shapes), standard
         self.valid, self.discrete, self.description = valid, discrete, description
+        # in-domain stand-ins for invalid parameters: the formula then never
+        # sees them (no inf - inf warnings, no nan leaking into gradients)
+        self.safe = tuple(safe) if safe is not None else (1.0,) * len(self.shapes)
 
     def signature(self, method):
         first = "q" if method == "ppf" else "k" if self.discrete else "x"
@@ -89,6 +93,14 @@ class Family:
         loc = values["loc"]
         scale = None if self.discrete else values["scale"]
         base = "logpdf" if method == "pdf" else "logpmf" if method == "pmf" else method
+        valid = None if self.discrete else oxmera.gt(scale, 0)
+        if self.valid is not None:
+            shape_valid = self.valid(*shapes)
+            valid = shape_valid if valid is None else oxmera.logical_and(valid, shape_valid)
+        if valid is not None:
+            shapes = [_where(valid, s, stand_in) for s, stand_in in zip(shapes, self.safe)]
+            if scale is not None:
+                scale = _where(valid, scale, 1.0)
         if method == "ppf":
             out = loc + scale * self.standard["ppf"](point, *shapes)
         else:
@@ -98,10 +110,6 @@ class Family:
                 out = out - oxmera.log(scale)
             if method in ("pdf", "pmf"):
                 out = oxmera.exp(out)
-        valid = None if self.discrete else oxmera.gt(scale, 0)
-        if self.valid is not None:
-            shape_valid = self.valid(*shapes)
-            valid = shape_valid if valid is None else oxmera.logical_and(valid, shape_valid)
         if valid is not None:
             out = _where(valid, out, math.nan)
         return out
@@ -345,7 +353,7 @@ binom = Family("binom", ("n", "p"), {
     "logcdf": lambda k, n, p: oxmera.log(_binom_cdf(k, n, p)),
     "logsf": lambda k, n, p: oxmera.log(_binom_cdf(k, n, p, upper=True)),
 }, valid=lambda n, p: oxmera.logical_and(_is_count(n), _inside(p, 0, 1)), discrete=True,
-    description="binomial")
+    description="binomial", safe=(1.0, 0.5))
 
 
 def functions(family, module, methods, example_args):
