@@ -701,8 +701,13 @@ class RemovableHandle:
         self.remove()
 
 
+# SciPy (and any NumPy-only library) reaches here through __array__: the
+# message names oxmera.scipy, where the SciPy functions NumPy code
+# differentiates have twins that keep the graph.
 _NUMPY_WITH_GRAD = ("Can't call numpy() on Tensor that requires grad. "
-                    "Use tensor.detach().numpy() instead.")
+                    "Use tensor.detach().numpy() instead, or, to differentiate "
+                    "a SciPy function, its twin in oxmera.scipy "
+                    "(e.g. oxmera.scipy.special.gammaln, oxmera.scipy.stats.norm.logpdf).")
 
 
 @cython.trashcan(True)

@@ -29,6 +29,7 @@ import copy as copy_module
 import copyreg
 import numbers
 import operator
+import sys
 
 import numpy as np
 
@@ -172,6 +173,15 @@ def _ufunc_op(ufunc, numpy_name):
         if fn is not None and callable(fn) and not isinstance(fn, type):
             return fn
     alias = _UFUNC_ALIASES.get(name)
+    scipy_special = sys.modules.get("scipy.special")
+    if scipy_special is not None and getattr(scipy_special, name, None) is ufunc:
+        # SciPy's special functions are ufuncs too: name SciPy, and the twin in oxmera.scipy
+        import oxmera.scipy.special as twins
+        twin = (f"oxmera.scipy.special.{name}" if name in twins.__all__
+                else "the differentiable functions of oxmera.scipy.special")
+        raise TypeError(f"scipy.special.{name} is not supported on oxmera tensors: use {twin} "
+                        f"(SciPy's values, differentiable), or call it on t.detach().numpy() "
+                        f"for a NumPy result (no gradient).")
     raise TypeError(f"{numpy_name} is not supported on oxmera tensors: oxmera has no op "
                     f"{name!r}{f' or {alias!r}' if alias else ''}. Call it on "
                     f"t.detach().numpy() for a NumPy result (no gradient).")

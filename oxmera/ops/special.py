@@ -13,6 +13,7 @@ functions PyTorch also has at top level (``lgamma``, ``digamma``,
 ``polygamma``, ``erfinv``, ``mvlgamma``, ``i0``) are in this module's
 ``__all__``. Elementwise math NumPy has is in ``elementwise``/``pointwise``.
 """
+import importlib
 import math
 
 import numpy as np
@@ -33,14 +34,22 @@ _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
-def scipy_special(opname):
-    """``scipy.special``, imported now, or the ImportError that says how to get it."""
+def scipy_module(submodule, opname):
+    """``scipy.<submodule>``, imported now, or the ImportError that says how to get it.
+
+    The one place oxmera imports SciPy (``oxmera.special`` and ``oxmera.scipy``
+    call it at their functions' first call), so oxmera itself never needs it.
+    """
     try:
-        import scipy.special
+        return importlib.import_module(f"scipy.{submodule}")
     except ImportError:
         raise ImportError(f"{opname}() needs SciPy, an optional dependency of oxmera: "
                           f"pip install oxmera[scipy]") from None
-    return scipy.special
+
+
+def scipy_special(opname):
+    """``scipy.special``, imported now, or the ImportError that says how to get it."""
+    return scipy_module("special", opname)
 
 
 def _unary(name, scipy_name, doc, example, *, method=True, save_output=False, save_input=True):

@@ -66,6 +66,8 @@ CANNOT_TAKE = {
     "fractional_max_pool2d": {"0-d"}, "fractional_max_pool3d": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension
     "unfold_backward": {"0-d"},
+    # oxmera.scipy's matrix functions take square matrices
+    "sqrtm": {"0-d"}, "logm": {"0-d"},
 }
 
 
