@@ -21,6 +21,8 @@ from oxmera.nn.modules.padding import *  # noqa: F403
 from oxmera.nn.modules.flatten import Flatten, Unflatten
 from oxmera.nn.modules.fold import Fold, Unfold
 from oxmera.nn.modules.linear import Bilinear, Identity, Linear
+from oxmera.nn.modules import lazy as _lazy
+from oxmera.nn.modules.lazy import *  # noqa: F403
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
                                     L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
 from oxmera.nn.modules.loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,
@@ -44,6 +46,7 @@ from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
 __all__ = [
     "Module",
     "Identity", "Linear", "Bilinear",
+    *(name for name in _lazy.__all__ if name != "LazyModuleMixin"),
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     *_pooling.__all__,
     "Flatten", "Unflatten",
