@@ -472,7 +472,11 @@ add("interpolate",
     ("bicubic-align-corners", lambda x: F.interpolate(x, size=(4, 5), mode="bicubic",
                                                       align_corners=True), (S((1, 1, 3, 3)),)),
     ("linear-size-0-batch", lambda x: F.interpolate(x, size=4, mode="linear"),
-     (Leaf((0, 2, 3)),)))
+     (Leaf((0, 2, 3)),)),
+    ("bilinear-antialias", lambda x: F.interpolate(x, size=(2, 3), mode="bilinear",
+                                                   antialias=True), (T((1, 2, 5, 7)),)),
+    ("bicubic-antialias", lambda x: F.interpolate(x, scale_factor=0.6, mode="bicubic",
+                                                  antialias=True), (Leaf((1, 1, 6, 6)),)))
 
 
 def _quietly(fn, **kwargs):
