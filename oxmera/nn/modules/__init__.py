@@ -21,6 +21,7 @@ from oxmera.nn.modules.padding import *  # noqa: F403
 from oxmera.nn.modules.flatten import Flatten, Unflatten
 from oxmera.nn.modules.fold import Fold, Unfold
 from oxmera.nn.modules.linear import Bilinear, Identity, Linear
+from oxmera.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from oxmera.nn.modules import lazy as _lazy
 from oxmera.nn.modules.lazy import *  # noqa: F403
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
@@ -70,7 +71,7 @@ __all__ = [
     "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineEmbeddingLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "CTCLoss",
+    "TripletMarginWithDistanceLoss", "CTCLoss", "AdaptiveLogSoftmaxWithLoss",
 ]
 
 del RemovableHandle
