@@ -25,7 +25,8 @@ from oxmera.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from oxmera.nn.modules import lazy as _lazy
 from oxmera.nn.modules.lazy import *  # noqa: F403
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
-                                    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+                                    L1Loss, LinearCrossEntropyLoss, MSELoss, NLLLoss,
+                                    SmoothL1Loss)
 from oxmera.nn.modules.loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,
                                     HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss,
                                     MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
@@ -72,6 +73,7 @@ __all__ = [
     "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss",
     "TripletMarginWithDistanceLoss", "CTCLoss", "AdaptiveLogSoftmaxWithLoss",
+    "LinearCrossEntropyLoss",
 ]
 
 del RemovableHandle
