@@ -90,6 +90,34 @@ class UninitializedTensorMixin:
         if self.cls_to_become is not None:
             self.__class__ = self.cls_to_become
 
+    def to(self, *args, **kwargs):
+        """Before :meth:`materialize`: remember the dtype for it (the CPU is the only
+        device) and return self, so ``Module.to``/``double()`` reach lazy layers; after
+        it: ``Tensor.to``."""
+        if self.__dict__.get("_materialized", False):
+            return Tensor.to(self, *args, **kwargs)
+        from oxmera.ops.conversion import parse_to
+        dtype = parse_to("to()", args, kwargs)[1]
+        if dtype is not None:
+            self._lazy_dtype = np.dtype(dtype)
+        return self
+
+    def float(self):
+        return self.to(np.float32)
+
+    def double(self):
+        return self.to(np.float64)
+
+    def half(self):
+        return self.to(np.float16)
+
+    @property
+    def dtype(self):
+        """The dtype it will be materialized in (after: its own)."""
+        if self.__dict__.get("_materialized", False):
+            return Tensor.dtype.__get__(self)
+        return self._lazy_dtype
+
     # Before materialize() the shape queries refuse; after it (a buffer keeps this
     # class) they answer as a Tensor's.
     def _check_materialized(self):

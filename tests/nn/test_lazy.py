@@ -140,3 +140,15 @@ def test_dtype_and_device_arguments():
     assert layer.weight.dtype == oxmera.float64
     with pytest.raises(RuntimeError, match="CPU"):
         nn.LazyLinear(2, device="cuda")
+
+
+def test_module_to_before_the_first_forward_sets_the_dtype():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(4).normal(size=(2, 3, 5, 5))
+    ours = nn.Sequential(nn.LazyConv2d(4, 3), nn.LazyBatchNorm2d()).double()
+    theirs = torch.nn.Sequential(torch.nn.LazyConv2d(4, 3), torch.nn.LazyBatchNorm2d()).double()
+    assert ours[0].weight.dtype == oxmera.float64
+    ours(oxmera.tensor(x))
+    theirs(torch.tensor(x))
+    for (key, a), (key_b, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        assert key == key_b and a.dtype == np.dtype(str(b.dtype).split(".")[1])
