@@ -6,14 +6,18 @@ of them and of index ops, so they are differentiable with respect to the
 sparse values (and the dense operand). PyTorch's semi-structured sparsity,
 ``solve`` and ``check_sparse_tensor_invariants`` are not provided.
 """
+import numbers
+
 import numpy as np
 
 from oxmera._core.autograd import _wrap
 from oxmera.ops.blas import _combine
 from oxmera.ops.creation import zeros
-from oxmera.ops.sparse import SparseTensor, _matmul, _unsupported
+from oxmera.ops.sparse import SparseTensor, _matmul, _unsupported, sparse_coo_tensor
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "FloatTensor", "DoubleTensor",
+           "HalfTensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
+           "BoolTensor"]
 
 
 def _sparse(input, opname):
@@ -159,3 +163,48 @@ def log_softmax(input, dim, *, dtype=None):
     input, group = _groups(input, dim, "log_softmax")
     values = input._values() if dtype is None else input._values().to(dtype)
     return input._like(values=values - _log_normalizer(values, group))
+
+
+# -- PyTorch's legacy constructors (``torch.sparse.FloatTensor(indices, values, size)``) --
+
+class _LegacySparseType(type):
+    def __instancecheck__(cls, value):
+        return isinstance(value, SparseTensor) and value.dtype == cls.dtype
+
+
+def _legacy(name, dtype):
+    def __new__(cls, *args):
+        if args and all(isinstance(a, numbers.Integral) for a in args):
+            # (*size): an empty sparse tensor of that size
+            return sparse_coo_tensor(np.zeros((len(args), 0), np.int64),
+                                     np.zeros(0, dtype), args)
+        if len(args) not in (2, 3):
+            raise TypeError(f"oxmera.sparse.{name}(): expected (indices, values), "
+                            f"(indices, values, size) or (*size), got {len(args)} arguments")
+        return sparse_coo_tensor(*args, dtype=np.dtype(dtype))
+
+    doc = f"""PyTorch's legacy ``torch.sparse.{name}``: ``{name}(indices, values, size)`` is
+    ``oxmera.sparse_coo_tensor(indices, values, size, dtype={dtype})``; ``{name}(*size)``
+    an empty sparse tensor. ``isinstance`` checks a sparse tensor's dtype.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> s = oxmera.sparse.{name}(oxmera.tensor([[0], [1]]), oxmera.tensor([1]), (2, 2))
+    >>> s.dtype, isinstance(s, oxmera.sparse.{name})
+    (dtype('{dtype}'), True)
+    """
+    return _LegacySparseType(name, (), {"__new__": __new__, "dtype": np.dtype(dtype),
+                                        "__doc__": doc, "__module__": __name__})
+
+
+FloatTensor = _legacy("FloatTensor", "float32")
+DoubleTensor = _legacy("DoubleTensor", "float64")
+HalfTensor = _legacy("HalfTensor", "float16")
+LongTensor = _legacy("LongTensor", "int64")
+IntTensor = _legacy("IntTensor", "int32")
+ShortTensor = _legacy("ShortTensor", "int16")
+CharTensor = _legacy("CharTensor", "int8")
+ByteTensor = _legacy("ByteTensor", "uint8")
+BoolTensor = _legacy("BoolTensor", "bool")
+

@@ -67,7 +67,7 @@ _UNINITIALIZED = ("Can't access the shape of an uninitialized parameter or buffe
 
 
 class UninitializedTensorMixin:
-    """What the placeholders of lazy modules share: no shape until :meth:`materialize`.
+    """What the placeholders of lazy modules share: no shape until ``materialize()``.
 
     Asking their shape or size is a RuntimeError, as in PyTorch; ``materialize``
     gives them an (uninitialized) array of a shape and makes a parameter a
@@ -91,7 +91,7 @@ class UninitializedTensorMixin:
             self.__class__ = self.cls_to_become
 
     def to(self, *args, **kwargs):
-        """Before :meth:`materialize`: remember the dtype for it (the CPU is the only
+        """Before ``materialize()``: remember the dtype for it (the CPU is the only
         device) and return self, so ``Module.to``/``double()`` reach lazy layers; after
         it: ``Tensor.to``."""
         if self.__dict__.get("_materialized", False):
@@ -160,7 +160,7 @@ def is_lazy(value):
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):
     """A parameter whose shape is not known yet (a lazy module's, PyTorch's
-    ``torch.nn.UninitializedParameter``); :meth:`materialize` makes it a
+    ``torch.nn.UninitializedParameter``); ``materialize()`` makes it a
     :class:`Parameter`.
 
     Examples
@@ -185,7 +185,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet (a lazy module's, PyTorch's
-    ``torch.nn.UninitializedBuffer``). :meth:`materialize` gives it an array in place;
+    ``torch.nn.UninitializedBuffer``). ``materialize()`` gives it an array in place;
     the lazy modules then register a plain Tensor holding that array (the compiled
     Tensor type cannot be assigned as a class).
 

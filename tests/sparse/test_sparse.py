@@ -306,3 +306,32 @@ def test_gcn_layer_gradients_with_respect_to_adjacency_values_and_weights():
         return oxmera.sparse_coo_tensor(index, v, (6, 6)) @ (x @ w)
     assert gradcheck(layer, (v, w))
     assert gradgradcheck(layer, (v, w))
+
+
+def test_legacy_constructors():
+    s = oxmera.sparse.FloatTensor(oxmera.tensor(INDEX), oxmera.tensor(np.array(VALUES)),
+                                  oxmera.Size([3, 4]))
+    assert s.dtype == oxmera.float32 and isinstance(s, oxmera.sparse.FloatTensor)
+    assert not isinstance(s, oxmera.sparse.DoubleTensor)
+    np.testing.assert_allclose(s.to_dense().numpy(), _dense_reference(), rtol=1e-6)
+    empty = oxmera.sparse.DoubleTensor(2, 5)
+    assert empty.shape == (2, 5) and empty._nnz() == 0 and empty.dtype == oxmera.float64
+    np.testing.assert_array_equal((empty @ oxmera.ones(5, 1, dtype=oxmera.float64)).numpy(),
+                                  np.zeros((2, 1)))
+    with pytest.raises(TypeError, match="FloatTensor"):
+        oxmera.sparse.FloatTensor(oxmera.tensor(INDEX))
+
+
+def test_graph_through_a_sparse_product_is_freed_without_gc():
+    import gc
+    import weakref
+    gc.disable()
+    try:
+        v = oxmera.tensor(np.array(VALUES), requires_grad=True)
+        out = oxmera.sparse_coo_tensor(INDEX, v, (3, 4)) @ oxmera.ones(4, 2,
+                                                                     dtype=oxmera.float64)
+        node = weakref.ref(out.grad_fn)
+        del out
+        assert node() is None
+    finally:
+        gc.enable()
