@@ -20,7 +20,8 @@ _INDEX = [[0, 1, 1, 2, 1], [3, 2, 0, 1, 2]]
 
 def _sparse(values, shape=(3, 4), index=_INDEX, lib=oxmera):
     index = lib.tensor(np.array(index, dtype=np.int64).reshape(2, -1))
-    return lib.sparse_coo_tensor(index, values, shape)
+    # check_invariants: torch warns when it is not given (oxmera always checks)
+    return lib.sparse_coo_tensor(index, values, shape, check_invariants=True)
 
 
 add_cases(

@@ -17,6 +17,7 @@ VALUES = [1.5, -2.0, 0.5, 3.0, 1.0, -0.25]
 def _torch():
     torch = pytest.importorskip("torch")
     warnings.filterwarnings("ignore", message="Sparse invariant checks")
+    warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
     return torch
 
 
