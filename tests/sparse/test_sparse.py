@@ -222,6 +222,7 @@ def test_every_other_op_names_itself():
                        (lambda: s.view(-1), "view"), (lambda: oxmera.cat([s, s]), "cat"),
                        (lambda: oxmera.ones(3, 4) * s, "mul"),
                        (lambda: oxmera.nn.functional.relu(s), "relu"),
+                       (lambda: oxmera.nn.functional.linear(s, oxmera.ones(2, 4)), "linear"),
                        (lambda: s @ s, "matmul of two sparse tensors"),
                        (lambda: s * oxmera.ones(3, 4), "mul")]:
         with pytest.raises(NotImplementedError, match=rf"^{name}.*sparse"):
