@@ -9,7 +9,7 @@ from oxmera._core import autograd as _autograd_core
 from oxmera import _settings
 from oxmera._device import device, get_default_device, set_default_device
 from oxmera._layout import (channels_last, channels_last_3d, contiguous_format, layout,
-                            memory_format, preserve_format, strided)
+                            memory_format, preserve_format, sparse_coo, sparse_csr, strided)
 from oxmera import random
 from oxmera.random import (Generator, default_generator, get_rng_state, initial_seed,
                            manual_seed, seed, set_rng_state)
@@ -36,6 +36,7 @@ from oxmera.ops.sampling import *  # noqa: F403
 from oxmera.ops.scatter import *  # noqa: F403
 from oxmera.ops.shape import *  # noqa: F403
 from oxmera.ops.sorting import *  # noqa: F403
+from oxmera.ops.sparse import *  # noqa: F403
 from oxmera.ops.special import *  # noqa: F403
 from oxmera.ops.statistics import *  # noqa: F403
 from oxmera.ops.tensor_api import *  # noqa: F403
@@ -43,7 +44,7 @@ from oxmera.ops.tensor_types import *  # noqa: F403
 from oxmera import _dtypes, _printing
 from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
-from oxmera import linalg, nn, special
+from oxmera import linalg, nn, sparse, special
 from oxmera import distributions
 from oxmera import distributed
 from oxmera import optim, utils
@@ -72,7 +73,7 @@ __all__ = [
     "distributed",
     "device", "get_default_device", "set_default_device",
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
-    "layout", "strided",
+    "layout", "strided", "sparse_coo", "sparse_csr", "sparse",
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state",
     "get_default_dtype", "set_default_dtype",
@@ -97,6 +98,7 @@ __all__ = [
     *_ops.scatter.__all__,
     *_ops.shape.__all__,
     *_ops.sorting.__all__,
+    *_ops.sparse.__all__,
     *_ops.special.__all__,
     *_ops.statistics.__all__,
     *_ops.tensor_api.__all__,

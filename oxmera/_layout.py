@@ -8,12 +8,13 @@ A memory format says how a result's elements lie in memory; an oxmera tensor
 is a NumPy array, which can lie in any of them, so they are honoured as
 PyTorch does: ``contiguous_format`` is C order, ``channels_last`` keeps the
 channel dimension (dim 1) innermost in a 4-d tensor (``channels_last_3d``:
-a 5-d one), ``preserve_format`` keeps the input's own order. The only layout
-is ``strided`` (dense arrays); PyTorch's sparse layouts are not supported.
+a 5-d one), ``preserve_format`` keeps the input's own order. The layouts are
+``strided`` (dense arrays, every Tensor) and ``sparse_coo`` / ``sparse_csr``
+(sparse tensors, ``oxmera.ops.sparse``).
 """
 
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
-           "channels_last_3d", "layout", "strided"]
+           "channels_last_3d", "layout", "strided", "sparse_coo", "sparse_csr"]
 
 
 class _Named:
@@ -51,7 +52,8 @@ class memory_format(_Named):
 
 
 class layout(_Named):
-    """How a tensor is stored (PyTorch's ``torch.layout``): only ``oxmera.strided``.
+    """How a tensor is stored (PyTorch's ``torch.layout``): ``oxmera.strided`` (dense),
+    ``oxmera.sparse_coo`` or ``oxmera.sparse_csr`` (sparse tensors).
 
     Examples
     --------
@@ -68,6 +70,8 @@ preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
 
 
 def check_memory_format(where, value):

@@ -65,6 +65,7 @@ SECTIONS = {
     "oxmera.ops.construction": "Building tensors from others: diagonals, grids, stacks, splits",
     "oxmera.ops.inplace": "In-place operations",
     "oxmera.ops.interop": "NumPy and DLPack interoperability",
+    "oxmera.ops.sparse": "Sparse tensors (SciPy-backed)",
     "oxmera.ops.activation": "Activations",
     "oxmera.ops.normalization": "Normalization",
     "oxmera.ops.conv": "Convolution and pooling",

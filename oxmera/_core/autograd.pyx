@@ -1931,6 +1931,12 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
                 any_array = True
                 any_raw = True
             elif v is not None and not _is_python_scalar(v):
+                handler = getattr(type(v), "__oxmera_function__", None)
+                if handler is not None:
+                    # A tensor-like that is not a Tensor (a sparse tensor)
+                    # runs the op itself or refuses it by name; the hot path
+                    # (Tensors, arrays, numbers) never reaches this test.
+                    return handler(op, args, kwargs)
                 v = as_array(v)
                 any_array = True
                 any_raw = True
@@ -2185,6 +2191,9 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
             if t._meta is not None and t._meta.requires_grad:
                 recording = True
         else:
+            handler = getattr(type(v), "__oxmera_function__", None)
+            if handler is not None:
+                return handler(op, args, kwargs)      # as in apply_op
             arrays[i] = as_array(v)
             values[i] = wrap_array(arrays[i])     # the VJP gets Tensors (see _tensor_inputs)
     if count and _needs_prepare(op, tuple(arrays), count):

@@ -11,6 +11,10 @@ def as_input(value, opname, what="input"):
         return value
     if value is None:
         raise TypeError(f"{opname}(): {what} must be a Tensor, got None")
+    if getattr(type(value), "__oxmera_function__", None) is not None:
+        # A sparse tensor (oxmera.ops.sparse) is refused by name, as its ops are.
+        raise NotImplementedError(f"{opname}(): not supported for sparse tensors (layout="
+                                  f"{value.layout!r}); call .to_dense() first")
     return _creation.as_tensor(value)
 
 

@@ -9,7 +9,10 @@ NumPy matrix from PyTorch's source-index rules (its ``area_pixel_compute_*``
 and ``nearest_*_compute_source_index``, including the float32 arithmetic of
 the nearest modes and the bicubic convolution with A = -0.75) and applied
 with one einsum per dim; the nearest modes pick rows with ``index_select``
-instead. ``antialias=True`` is not supported (NotImplementedError).
+instead. ``antialias=True`` (bilinear and bicubic) builds the matrix of
+PyTorch's separable anti-aliasing kernels (``_compute_weights_aa``: the
+filter widened by the downscaling factor, taps past the edges dropped and
+the rest renormalized, bicubic with A = -0.5).
 
 ``grid_sample`` gathers the input at the integer neighbours of each sampling
 point (``gather``: differentiable in the input) and weights them with
@@ -143,6 +146,36 @@ def _cubic_matrix(in_size, out_size, align_corners, scale):
     return matrix
 
 
+def _antialias_filter(x, mode):
+    """PyTorch's ``aa_filter``: the triangle, or Keys' cubic with A = -0.5."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(1.0 - x, 0.0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+def _antialias_matrix(in_size, out_size, align_corners, scale, mode):
+    """PyTorch's ``_compute_weights_aa``: output ``i`` averages the inputs within
+    ``support`` of its centre, the filter stretched by the scale when downsampling."""
+    ratio = _area_pixel_scale(in_size, out_size, align_corners, scale)
+    half_width = 1.0 if mode == "bilinear" else 2.0          # interp_size / 2
+    support = half_width * ratio if ratio >= 1.0 else half_width
+    inverse = 1.0 / ratio if ratio >= 1.0 else 1.0
+    matrix = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        center = ratio * (i + 0.5)
+        # int() truncates toward zero, as the C++ static_cast does
+        low = max(int(center - support + 0.5), 0)
+        high = min(int(center + support + 0.5), in_size)
+        weights = _antialias_filter((np.arange(low, high) - center + 0.5) * inverse, mode)
+        total = weights.sum()
+        matrix[i, low:high] = weights / total if total != 0.0 else weights
+    return matrix
+
+
 def _area_matrix(in_size, out_size):
     """Adaptive average pooling's windows (``mode='area'``): ``[floor(i*n/m), ceil((i+1)*n/m))``."""
     rows = np.arange(out_size)
@@ -200,7 +233,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     the output size is ``floor(size * scale_factor)`` and the kernels use
     ``1 / scale_factor`` as the step, unless ``recompute_scale_factor`` (then
     ``in / out``), as PyTorch. Values equal PyTorch's (bicubic with A = -0.75,
-    taps past the edge clamped). ``antialias=True`` is not supported.
+    taps past the edge clamped). ``antialias=True`` (bilinear and bicubic, 4-D
+    input) widens the filter by the downscaling factor, as PyTorch's (and
+    PIL's) anti-aliased resize, with PyTorch's values.
 
     Examples
     --------
@@ -213,6 +248,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     tensor([[[1. , 1.5, 2. , 3. , 4. ]]], dtype=float32)
     >>> F.interpolate(oxmera.ones(1, 3, 4, 4), scale_factor=1.5, mode="bicubic").shape
     oxmera.Size([1, 3, 6, 6])
+    >>> F.interpolate(oxmera.tensor([[[[0.0, 4.0, 8.0, 4.0]]]]), size=(1, 2), mode="bilinear",
+    ...               antialias=True)
+    tensor([[[[2.8571, 5.7143]]]], dtype=float32)
     """
     input = as_input(input, "interpolate")
     if mode not in _MODES:
@@ -228,7 +266,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
             raise ValueError("interpolate(): anti-alias option is restricted to bilinear, "
                              "bicubic, and lanczos modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate(): antialias=True is not supported by oxmera")
     if input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"interpolate(): input error: only 3D, 4D and 5D input "
                                   f"Tensors supported (got {input.ndim}D) for the modes: "
@@ -253,7 +290,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             if out_size != in_size or np.any(index != np.arange(out_size)):
                 out = index_select(out, dim, _creation.as_tensor(index))
             continue
-        if mode == "area":
+        if antialias:
+            matrix = _antialias_matrix(in_size, out_size, align_corners, scale, mode)
+        elif mode == "area":
             matrix = _area_matrix(in_size, out_size)
         elif mode == "bicubic":
             matrix = _cubic_matrix(in_size, out_size, align_corners, scale)

@@ -57,7 +57,7 @@ _FUNCTIONS = ["linear", "relu", "relu_", "leaky_relu", "leaky_relu_", "elu", "el
               "silu", "softplus", "sigmoid", "tanh", "dropout", "layer_norm", "batch_norm",
               "embedding", "one_hot", "pad",
               "mse_loss", "l1_loss", "smooth_l1_loss", "nll_loss", "cross_entropy",
-              "binary_cross_entropy_with_logits"]
+              "linear_cross_entropy", "binary_cross_entropy_with_logits"]
 
 __all__ = [*_activation.__all__, *_activation_functions.__all__, *_attention.__all__,
            *_conv.__all__, *_conv_transpose.__all__, *_fold.__all__, *_loss.__all__,
@@ -849,6 +849,70 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         smooth = _reduce(smooth, reduction)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``, as
+    PyTorch's ``linear_cross_entropy`` (its reference path).
+
+    ``input`` is ``(in_features,)`` or ``(N, in_features)``; ``linear_weight``
+    ``(C, in_features)`` or ``(C, d1, ..., dK, in_features)`` for a
+    K-dimensional loss (logits ``(N, C, d1, ..., dK)``; batched input only),
+    ``linear_bias`` the weight's shape without ``in_features``. A target of
+    the logits' shape holds class probabilities (then ``ignore_index`` must
+    be None); ``ignore_index=None`` means -100 for class indices. PyTorch's
+    chunked path (``options``, a ``LinearCrossEntropyOptions``) is not
+    provided: ``options`` must be None.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> w = oxmera.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    >>> F.linear_cross_entropy(oxmera.tensor([[2.0, 0.0]]), w, oxmera.tensor([0]))
+    tensor(0.2395, dtype=float32)
+    """
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy(): the chunked path (options=...) is "
+                                  "not supported by oxmera; pass options=None (the reference "
+                                  "path, the same values)")
+    input = _tensor(input, "linear_cross_entropy")
+    linear_weight = _tensor(linear_weight, "linear_cross_entropy", "linear_weight")
+    target = _tensor(target, "linear_cross_entropy", "target")
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}, "
+                           f"respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, "
+                           f"(N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    if out_features:
+        rows = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
 
 
 def _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,

@@ -33,6 +33,7 @@ from oxmera.ops import sampling
 from oxmera.ops import scatter
 from oxmera.ops import shape
 from oxmera.ops import sorting
+from oxmera.ops import sparse
 from oxmera.ops import special
 from oxmera.ops import statistics
 from oxmera.ops import tensor_api
@@ -68,6 +69,7 @@ __all__ = [
     "scatter",
     "shape",
     "sorting",
+    "sparse",
     "special",
     "statistics",
     "tensor_api",

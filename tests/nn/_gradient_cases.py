@@ -472,7 +472,21 @@ add("interpolate",
     ("bicubic-align-corners", lambda x: F.interpolate(x, size=(4, 5), mode="bicubic",
                                                       align_corners=True), (S((1, 1, 3, 3)),)),
     ("linear-size-0-batch", lambda x: F.interpolate(x, size=4, mode="linear"),
-     (Leaf((0, 2, 3)),)))
+     (Leaf((0, 2, 3)),)),
+    ("bilinear-antialias", lambda x: F.interpolate(x, size=(2, 3), mode="bilinear",
+                                                   antialias=True), (T((1, 2, 5, 7)),)),
+    ("bicubic-antialias", lambda x: F.interpolate(x, scale_factor=0.6, mode="bicubic",
+                                                  antialias=True), (Leaf((1, 1, 6, 6)),)))
+add("linear_cross_entropy",
+    ("indices", lambda x, w, b: F.linear_cross_entropy(x, w, _index([1, 0, 2]), linear_bias=b),
+     (Leaf((3, 4)), T((3, 4)), Leaf((3,)))),
+    ("unbatched", lambda x, w: F.linear_cross_entropy(x, w, _index(2), label_smoothing=0.2),
+     (Leaf((4,)), Leaf((3, 4)))),
+    ("k-dim-probabilities", lambda x, w, p: F.linear_cross_entropy(
+        x, w, p.softmax(1), reduction="sum"), (Leaf((2, 3)), Leaf((4, 2, 3)), Leaf((2, 4, 2)))),
+    ("size-0-batch", lambda x, w: F.linear_cross_entropy(x, w, _index(np.zeros(0, np.int64)),
+                                                         reduction="sum"),
+     (Leaf((0, 3)), Leaf((2, 3)))))
 
 
 def _quietly(fn, **kwargs):

@@ -141,8 +141,8 @@ def test_interpolate_is_differentiable_to_second_order():
     (lambda x: F.interpolate(x, scale_factor=0.1), RuntimeError,
      "sizes should be greater than 0"),
     (lambda x: F.interpolate(x[0], size=4), NotImplementedError, "got 2D"),
-    (lambda x: F.interpolate(x.unsqueeze(0), size=(4, 4), mode="bilinear", antialias=True),
-     NotImplementedError, "antialias=True is not supported"),
+    (lambda x: F.interpolate(x, size=4, mode="linear", antialias=True),
+     ValueError, "anti-alias option is restricted to bilinear, bicubic"),
     (lambda x: F.interpolate(x, size=4.5), TypeError, "expected size to be one of int"),
     (lambda x: F.pixel_shuffle(x, 2), RuntimeError,
      r"'channel' dimension to be divisible by the square of upscale_factor, but "

@@ -48,6 +48,7 @@ def test_every_differentiable_op_has_gradient_cases():
 REQUIRED_KINDS = ("0-d", "size-0", "non-contiguous")
 CANNOT_TAKE = {
     "matmul": {"0-d"},      # needs at least one dimension per operand
+    "sparse_dense_mm": {"0-d"},     # values (nnz,) times a matrix or vector
     "cat": {"0-d"},         # joins along an existing dimension
     # need at least one (split, unbind) or two (diagonal, tril, triu) dimensions
     "split": {"0-d"}, "unbind": {"0-d"}, "diagonal": {"0-d"}, "diagonal_backward": {"0-d"},

@@ -21,8 +21,12 @@ from oxmera.nn.modules.padding import *  # noqa: F403
 from oxmera.nn.modules.flatten import Flatten, Unflatten
 from oxmera.nn.modules.fold import Fold, Unfold
 from oxmera.nn.modules.linear import Bilinear, Identity, Linear
+from oxmera.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+from oxmera.nn.modules import lazy as _lazy
+from oxmera.nn.modules.lazy import *  # noqa: F403
 from oxmera.nn.modules.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss,
-                                    L1Loss, MSELoss, NLLLoss, SmoothL1Loss)
+                                    L1Loss, LinearCrossEntropyLoss, MSELoss, NLLLoss,
+                                    SmoothL1Loss)
 from oxmera.nn.modules.loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss,
                                     HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss,
                                     MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
@@ -44,6 +48,7 @@ from oxmera.nn.modules.transformer import (Transformer, TransformerDecoder,
 __all__ = [
     "Module",
     "Identity", "Linear", "Bilinear",
+    *(name for name in _lazy.__all__ if name != "LazyModuleMixin"),
     "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     *_pooling.__all__,
     "Flatten", "Unflatten",
@@ -67,7 +72,8 @@ __all__ = [
     "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineEmbeddingLoss",
     "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss", "CTCLoss",
+    "TripletMarginWithDistanceLoss", "CTCLoss", "AdaptiveLogSoftmaxWithLoss",
+    "LinearCrossEntropyLoss",
 ]
 
 del RemovableHandle

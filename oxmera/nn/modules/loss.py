@@ -6,6 +6,7 @@ deprecated ``size_average``/``reduce`` are translated (with its warning).
 Unlike PyTorch, a bad ``reduction`` is refused when the loss is built, not
 at its first call.
 """
+import math
 import sys
 
 from oxmera.nn import functional as F
@@ -14,6 +15,7 @@ from oxmera.nn.modules.module import Module
 from oxmera.ops.loss import _check_reduction
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss",
+           "LinearCrossEntropyLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "CosineEmbeddingLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss",
            "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss",
@@ -184,6 +186,68 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of the logits a learnable linear map makes of the input (PyTorch's
+    ``LinearCrossEntropyLoss``): :func:`~oxmera.nn.functional.linear_cross_entropy`
+    with the weight (and bias) of ``self.linear``.
+
+    ``self.linear`` is a :class:`~oxmera.nn.Linear` from ``in_features`` to
+    ``num_classes * prod(out_features)`` (flat storage, reshaped to
+    ``(num_classes, *out_features, in_features)`` in forward, as PyTorch);
+    ``weight``, ``reduction``, ``ignore_index`` (None: -100 for class
+    indices) and ``label_smoothing`` as in cross entropy. ``options`` (the
+    chunked path) must be None.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera import nn
+    >>> loss = nn.LinearCrossEntropyLoss(5, 10, out_features=(4, 3))
+    >>> loss(oxmera.randn(2, 5), oxmera.randint(0, 10, (2, 4, 3))).shape
+    oxmera.Size([])
+    >>> list(loss.state_dict())
+    ['linear.weight']
+    """
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        if options is not None:
+            raise NotImplementedError("LinearCrossEntropyLoss: the chunked path (options=...) "
+                                      "is not supported by oxmera; pass options=None")
+        super().__init__(weight, None, None, reduction)
+        from oxmera.nn.modules.linear import Linear
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = (None if self.linear.bias is None
+                       else self.linear.bias.reshape((self.num_classes, *self.out_features)))
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class BCELoss(_WeightedLoss):

@@ -921,13 +921,17 @@ class Module:
                             f"got desired dtype={dtype}")
 
         # Checked before converting anything: a failed to() leaves the module as it was.
-        for name, t in itertools.chain(self.named_parameters(), self.named_buffers()):
-            if t.ndim in (4, 5):
-                _layout.dim_order(f"Module.to() ({name!r})", memory_format, t.shape)
+        # (Ranks are read only when a memory format is given, as PyTorch does: a lazy
+        # module's placeholders have none yet, and their to() keeps the dtype for later.)
+        if memory_format is not None:
+            for name, t in itertools.chain(self.named_parameters(), self.named_buffers()):
+                if t.ndim in (4, 5):
+                    _layout.dim_order(f"Module.to() ({name!r})", memory_format, t.shape)
 
         def convert(t):
             return t.to(dtype if t.dtype.kind in "fc" else None,
-                        memory_format=memory_format if t.ndim in (4, 5) else None)
+                        memory_format=(memory_format if memory_format is not None
+                                       and t.ndim in (4, 5) else None))
 
         return self._apply(convert)
 
