@@ -45,6 +45,7 @@ from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
 from oxmera import linalg, nn, special
 from oxmera import distributions
+from oxmera import numpy  # NumPy's names over tensors; registers its composed translators
 from oxmera import optim, utils
 from oxmera import accelerator, backends, cuda
 from oxmera._settings import *  # noqa: F403
