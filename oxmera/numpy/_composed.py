@@ -16,7 +16,12 @@ from oxmera.ops import interop as _interop
 
 Tensor = _core.Tensor
 _implements = _interop._implements
-_tensor = _interop._tensor
+
+
+def _tensor(x):
+    """A tensor for an argument; a list or number takes NumPy's dtype (floats are float64)."""
+    return x if isinstance(x, Tensor) else _core._wrap(np.asarray(x))
+
 _NoValue = np._NoValue
 
 

@@ -68,10 +68,18 @@ def needs_gradient(args, kwargs):
 
 
 def _stacked(value):
-    """A list/tuple holding tensors, as one tensor (``onp.array``); anything else as it is."""
-    if isinstance(value, (list, tuple)) and contains_tensor(value):
-        from oxmera.numpy._construct import array
-        return array(value)
+    """A list/tuple holding tensors, as one tensor (``onp.array``); a list of floats as an
+    array (NumPy's float64: oxmera would read it as float32); anything else as it is."""
+    if isinstance(value, (list, tuple)):
+        if contains_tensor(value):
+            from oxmera.numpy._construct import array
+            return array(value)
+        try:
+            as_array = np.asarray(value)
+        except ValueError:          # ragged: not array data
+            return value
+        if as_array.dtype.kind == "f":
+            return as_array
     return value
 
 

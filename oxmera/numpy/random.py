@@ -9,7 +9,7 @@ tensors that do not require grad; one that does raises ``TypeError`` (no
 gradient rule: write ``mu + sigma * onp.random.randn(n)`` to
 reparameterize).
 """
-import numpy as _np
+import numpy as np
 
 from oxmera import random as _random
 from oxmera.numpy import _wrap
@@ -40,8 +40,8 @@ def _draw(name, method):
         if name in ("rand", "randn"):
             args = (args,) if args else ()        # the sizes are separate arguments
         generator = _random.numpy_generator(None, where)
-        return _wrap.as_tensors(getattr(generator, method)(*_wrap.values(args),
-                                                           **_wrap.values(kwargs)))
+        result = getattr(generator, method)(*_wrap.values(args), **_wrap.values(kwargs))
+        return _wrap.as_tensors(np.asarray(result))     # a single draw too: a 0-d tensor
     draw.__name__ = draw.__qualname__ = name
     draw.__module__ = __name__
     draw.__doc__ = (f"``numpy.random.{name}`` as a tensor, drawn with "
@@ -105,7 +105,8 @@ class _TensorGenerator:
         def draw(*args, **kwargs):
             if _wrap.needs_gradient(args, kwargs):
                 raise _wrap.no_gradient_error(f"random.Generator.{name}")
-            return _wrap.as_tensors(method(*_wrap.values(args), **_wrap.values(kwargs)))
+            result = method(*_wrap.values(args), **_wrap.values(kwargs))
+            return _wrap.as_tensors(np.asarray(result) if np.isscalar(result) else result)
         return draw
 
     def __repr__(self):
@@ -125,7 +126,7 @@ def default_rng(seed=None):
     >>> bool((x == onp.random.default_rng(0).standard_normal(3)).all())
     True
     """
-    return _TensorGenerator(_np.random.default_rng(seed))
+    return _TensorGenerator(np.random.default_rng(seed))
 
 
 globals().update({name: _draw(name, _LEGACY.get(name, name)) for name in __all__[2:]})
