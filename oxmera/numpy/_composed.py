@@ -487,3 +487,249 @@ def _np_compress(condition, a, axis=None, out=None):
 @_implements("extract")
 def _np_extract(condition, arr):
     return _tensor(arr).reshape(-1)[np.flatnonzero(np.asarray(_interop._data(condition)))]
+
+
+# -- more of NumPy's functions, each a line or two of oxmera ops ---------------------------------
+
+def _composed_ufunc(name):
+    def register(fn):
+        _interop._COMPOSED_UFUNCS[name] = fn
+        return fn
+    return register
+
+
+@_composed_ufunc("cbrt")
+def _np_cbrt(x):
+    x = _float(x)
+    return _ox().sign(x) * _ox().abs(x) ** (1.0 / 3.0)
+
+
+@_composed_ufunc("positive")
+def _np_positive(x):
+    return _ox().clone(_tensor(x))
+
+
+@_composed_ufunc("vecdot")
+def _np_vecdot(x1, x2):
+    x, y = _common(_tensor(x1), _tensor(x2))
+    return _ox().sum(x * y, dim=-1)
+
+
+@_composed_ufunc("matvec")
+def _np_matvec(x1, x2):
+    m, v = _common(_tensor(x1), _tensor(x2))
+    return (m @ v.unsqueeze(-1)).squeeze(-1)
+
+
+@_composed_ufunc("vecmat")
+def _np_vecmat(x1, x2):
+    v, m = _common(_tensor(x1), _tensor(x2))
+    return (v.unsqueeze(-2) @ m).squeeze(-2)
+
+
+def _real_only(x, numpy_name):
+    t = _tensor(x)
+    if t.dtype.kind not in "biuf":
+        raise TypeError(f"{numpy_name}: oxmera has no complex tensors yet (got {t.dtype})")
+    return t
+
+
+@_implements("real", "real_if_close")
+def _np_real(val, tol=100):
+    return _real_only(val, "numpy.real")
+
+
+@_implements("imag")
+def _np_imag(val):
+    return _ox().zeros_like(_real_only(val, "numpy.imag"))
+
+
+@_implements("angle")
+def _np_angle(z, deg=False):
+    x = _float(_real_only(z, "numpy.angle"))
+    # The angle of a real number: 0, or pi for negatives (constant: no gradient).
+    return _core._wrap(np.angle(x._data, deg=deg)) + x * 0
+
+
+@_implements("fix")
+def _np_fix(x, out=None):
+    _interop._check_out(out, "numpy.fix")
+    return _ox().trunc(_tensor(x))
+
+
+@_implements("ascontiguousarray", "asfortranarray")
+def _np_ascontiguousarray(a, dtype=None, *, like=None):
+    return _interop._cast(_tensor(a), dtype)
+
+
+@_implements("require")
+def _np_require(a, dtype=None, requirements=None, *, like=None):
+    return _interop._cast(_tensor(a), dtype)
+
+
+@_implements("asarray_chkfinite")
+def _np_asarray_chkfinite(a, dtype=None, order=None):
+    t = _interop._cast(_tensor(a), dtype)
+    if not np.isfinite(t._data).all():
+        raise ValueError("numpy.asarray_chkfinite: array must not contain infs or NaNs")
+    return t
+
+
+def _cumulative(name, op, initial):
+    numpy_name = f"numpy.{name}"
+
+    def translator(x, /, *, axis=None, dtype=None, out=None, include_initial=False):
+        _interop._check_out(out, numpy_name)
+        t = _interop._cast(_tensor(x), dtype)
+        if axis is None:
+            if t.ndim > 1:
+                raise ValueError(f"{numpy_name}: axis must be given for arrays of more than "
+                                 f"one dimension")
+            t, axis = t.reshape(-1), 0
+        result = getattr(_ox(), op)(t, dim=axis)
+        if include_initial:
+            shape = list(result.shape)
+            shape[axis] = 1
+            result = _ox().cat([_ox().full(tuple(shape), initial, dtype=result.dtype), result],
+                               axis)
+        return result
+    translator.__name__ = f"_np_{name}"
+    return translator
+
+
+_implements("cumulative_sum")(_cumulative("cumulative_sum", "cumsum", 0))
+_implements("cumulative_prod")(_cumulative("cumulative_prod", "cumprod", 1))
+
+
+@_implements("matrix_transpose")
+def _np_matrix_transpose(x, /):
+    t = _tensor(x)
+    if t.ndim < 2:
+        raise ValueError(f"numpy.matrix_transpose: Input array must be at least 2-dimensional, "
+                         f"got shape {tuple(t.shape)}")
+    return t.transpose(-2, -1)
+
+
+@_implements("rollaxis")
+def _np_rollaxis(a, axis, start=0):
+    t = _tensor(a)
+    axis = _interop._normalize_axis(axis, t.ndim, "numpy.rollaxis")
+    if start < 0:
+        start += t.ndim
+    if not 0 <= start <= t.ndim:
+        raise np.exceptions.AxisError(f"numpy.rollaxis: start {start} out of range")
+    if axis < start:
+        start -= 1          # NumPy's rule: the axis is rolled to before `start`
+    return _interop._np_moveaxis(t, axis, start)
+
+
+@_implements("unstack")
+def _np_unstack(x, /, *, axis=0):
+    return tuple(_tensor(x).unbind(axis))
+
+
+@_implements("vander")
+def _np_vander(x, N=None, increasing=False):
+    t = _tensor(x)
+    if t.ndim != 1:
+        raise ValueError("numpy.vander: x must be a one-dimensional array or sequence.")
+    N = t.shape[0] if N is None else int(N)
+    powers = range(N) if increasing else range(N - 1, -1, -1)
+    return _ox().stack([t ** p if p else _ox().ones_like(t) for p in powers], 1) if N else \
+        t.reshape(-1, 1)[:, :0]
+
+
+@_implements("geomspace")
+def _np_geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    lo, hi = _common(_float(start), _float(stop))
+    if bool((lo._data == 0).any()) or bool((hi._data == 0).any()):
+        raise ValueError("numpy.geomspace: Geometric sequence cannot include zero")
+    if bool((lo._data < 0).any()) or bool((hi._data < 0).any()):
+        raise _interop._unsupported("numpy.geomspace", "negative endpoints")
+    result = _ox().exp(_np_linspace(_ox().log(lo), _ox().log(hi), num, endpoint, axis=axis))
+    if num > 0:         # the endpoints exactly, as NumPy sets them
+        first = _interop._np_expand_dims(lo, axis) if lo.ndim else lo.reshape(1)
+        pieces = [first, result[_axis_index(result.ndim, axis % result.ndim, slice(1, None))]]
+        result = _ox().cat(pieces, axis)
+        if endpoint and num > 1:
+            last = _interop._np_expand_dims(hi, axis) if hi.ndim else hi.reshape(1)
+            body = result[_axis_index(result.ndim, axis % result.ndim, slice(None, -1))]
+            result = _ox().cat([body, last], axis)
+    return result if dtype is None else result.to(dtype)
+
+
+# NaN-ignoring reductions: the NaNs replaced by the reduction's identity.
+
+def _nan_reduction(name, op, fill):
+    numpy_name = f"numpy.{name}"
+
+    def translator(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoValue,
+                   where=_NoValue):
+        _interop._check_out(out, numpy_name)
+        _interop._check_initial(initial, numpy_name)
+        _interop._check_where(where, numpy_name)
+        x = _interop._cast(_tensor(a), dtype)
+        cleaned = _ox().where(_ox().isnan(x), fill, x)
+        return _interop._TRANSLATORS[getattr(np, op)](cleaned, axis,
+                                                      keepdims=keepdims)
+    translator.__name__ = f"_np_{name}"
+    return translator
+
+
+_implements("nanmax")(_nan_reduction("nanmax", "max", -np.inf))
+_implements("nanmin")(_nan_reduction("nanmin", "min", np.inf))
+_implements("nanprod")(_nan_reduction("nanprod", "prod", 1.0))
+
+
+def _nan_cumulative(name, op, fill):
+    def translator(a, axis=None, dtype=None, out=None):
+        _interop._check_out(out, f"numpy.{name}")
+        x = _interop._cast(_tensor(a), dtype)
+        return _interop._TRANSLATORS[getattr(np, op)](_ox().where(_ox().isnan(x), fill, x),
+                                                      axis)
+    translator.__name__ = f"_np_{name}"
+    return translator
+
+
+_implements("nancumsum")(_nan_cumulative("nancumsum", "cumsum", 0.0))
+_implements("nancumprod")(_nan_cumulative("nancumprod", "cumprod", 1.0))
+
+
+def _nan_moment(name, root):
+    numpy_name = f"numpy.{name}"
+
+    def translator(a, axis=None, dtype=None, out=None, ddof=0, keepdims=_NoValue, *,
+                   where=_NoValue, mean=_NoValue, correction=_NoValue):
+        _interop._check_out(out, numpy_name)
+        _interop._check_where(where, numpy_name)
+        if mean is not _NoValue:
+            raise _interop._unsupported(numpy_name, "mean=")
+        if correction is not _NoValue:
+            ddof = correction
+        x = _interop._cast(_float(a), dtype)
+        present = _ox().logical_not(_ox().isnan(x))
+        count = _ox().sum(present.to(x.dtype), dim=_interop._axis(axis), keepdim=True)
+        zeroed = _ox().where(present, x, 0.0)
+        centre = _ox().sum(zeroed, dim=_interop._axis(axis), keepdim=True) / count
+        # (zeroed, not x: a NaN in the unused branch would poison the gradient)
+        squares = _ox().where(present, (zeroed - centre) ** 2, 0.0)
+        result = _ox().sum(squares, dim=_interop._axis(axis), keepdim=True) / (count - ddof)
+        if root:
+            result = _ox().sqrt(result)
+        if not _interop._keepdims(keepdims):
+            result = result.reshape(tuple(s for d, s in enumerate(result.shape)
+                                          if d not in _reduced(axis, x.ndim)))
+        return result
+    translator.__name__ = f"_np_{name}"
+    return translator
+
+
+def _reduced(axis, ndim):
+    if axis is None:
+        return set(range(ndim))
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    return {_interop._normalize_axis(d, ndim, "numpy") for d in axes}
+
+
+_implements("nanvar")(_nan_moment("nanvar", False))
+_implements("nanstd")(_nan_moment("nanstd", True))

@@ -134,6 +134,16 @@ def values(value):
     return value
 
 
+#: NumPy functions whose results are integers, bools or metadata: no gradient
+#: can be lost, so NumPy answers them from the values even for inputs that
+#: require grad.
+VALUES_ONLY = {"argpartition", "common_type", "diag_indices_from", "digitize", "einsum_path",
+               "iscomplex", "isfortran", "isin", "isneginf", "isposinf", "isreal",
+               "tril_indices_from", "triu_indices_from", "nanargmax", "nanargmin", "signbit",
+               "isnat", "lexsort", "ravel_multi_index", "unravel_index", "iscomplexobj",
+               "isrealobj", "array_equal", "array_equiv"}
+
+
 def no_gradient_error(name, why=None):
     return TypeError(f"oxmera.numpy.{name} has no gradient rule{f' ({why})' if why else ''}: "
                      f"it cannot take inputs that require grad. Compute it on t.detach() (no "
@@ -173,6 +183,8 @@ def call(name, func, args, kwargs):
     args, kwargs = prepare(name, args, kwargs)
     if not (contains_tensor(args) or contains_tensor(kwargs)):
         return as_tensors(func(*args, **kwargs))
+    if name in VALUES_ONLY:
+        return as_tensors(func(*values(args), **values(kwargs)))
     if supported(func):
         return as_tensors(_translator(func)(*args, **kwargs))
     if needs_gradient(args, kwargs):

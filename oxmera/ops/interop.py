@@ -162,8 +162,15 @@ _UFUNC_ACCUMULATIONS = {"add": "cumsum", "multiply": "cumprod"}
 _LAYOUT_KWARGS = ("casting", "order", "subok")
 
 
+#: ufunc name -> a function composed from oxmera ops (oxmera.numpy._composed fills it),
+#: for ufuncs oxmera has no op of their own for.
+_COMPOSED_UFUNCS = {}
+
+
 def _ufunc_op(ufunc, numpy_name):
     name = ufunc.__name__
+    if name in _COMPOSED_UFUNCS:
+        return _COMPOSED_UFUNCS[name]
     ox = _oxmera()
     for candidate in (name, _UFUNC_ALIASES.get(name)):
         if candidate is None:
