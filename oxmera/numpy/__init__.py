@@ -41,7 +41,8 @@ from oxmera.numpy._construct import append, array, asarray, c_, r_
 from oxmera.numpy._examples import example_section
 
 #: NumPy's functions that take no array data (dtypes, printing, settings):
-#: the same objects, so their results are NumPy's.
+#: the same objects, so their results are NumPy's. Reachable, but not in
+#: ``__all__``: they are NumPy's, documented there.
 _NUMPY_ITSELF = ("base_repr", "binary_repr", "broadcast_shapes", "format_float_positional",
                  "format_float_scientific", "get_printoptions", "getbufsize", "geterr",
                  "geterrcall", "isdtype", "issubdtype", "mintypecode", "printoptions",
@@ -104,8 +105,7 @@ globals().update(_generate())
 
 from oxmera.numpy import linalg, random  # noqa: E402  (submodules use the functions above)
 
-__all__ = sorted({*_numpy_functions(), *_NUMPY_ITSELF, *_CONSTANTS, "r_", "c_", "linalg",
-                  "random"})
+__all__ = sorted({*_numpy_functions(), *_CONSTANTS, "r_", "c_", "linalg", "random"})
 
 _exports.tidy(linalg)
 _exports.tidy(random)

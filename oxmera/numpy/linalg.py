@@ -15,7 +15,9 @@ from oxmera.numpy._examples import example_section
 
 __all__ = [name for name in _np.linalg.__all__ if name != "LinAlgError"] + ["LinAlgError"]
 
-LinAlgError = _np.linalg.LinAlgError
+# What oxmera.linalg raises (NumPy's own class is not its base), so that
+# ``except onp.linalg.LinAlgError`` catches a failed factorization.
+from oxmera.linalg import LinAlgError  # noqa: E402
 
 
 def _generate():
