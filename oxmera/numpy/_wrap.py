@@ -34,7 +34,7 @@ Tensor = _core.Tensor
 #: NumPy functions whose first argument is a sequence of arrays (joined, not
 #: one array): a list of tensors there is left as a list.
 SEQUENCE_FIRST = {"concatenate", "concat", "stack", "vstack", "hstack", "dstack", "row_stack",
-                  "column_stack", "lexsort"}
+                  "column_stack", "lexsort", "linalg.multi_dot"}
 
 #: NumPy functions whose lists are structure (block's nesting, select's
 #: list of conditions): their arguments are passed on unchanged.
