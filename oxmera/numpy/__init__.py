@@ -37,7 +37,7 @@ import numpy as _np
 from oxmera import _exports
 from oxmera.numpy import _composed  # noqa: F401  (registers the composed translators)
 from oxmera.numpy import _wrap
-from oxmera.numpy._construct import append, array, asarray, c_, r_
+from oxmera.numpy._construct import append, array, asarray, c_, r_  # noqa: F401
 from oxmera.numpy._examples import example_section
 
 #: NumPy's functions that take no array data (dtypes, printing, settings):

@@ -240,7 +240,7 @@ def _np_ediff1d(ary, to_end=None, to_begin=None):
 
 
 def _spacing_along(spacing, n, numpy_name):
-    """``(dx_left, dx_right)`` per interior point and the edge steps, for a scalar or coordinates."""
+    """``(dx_left, dx_right)`` per interior point, then the edge steps (scalar or coordinates)."""
     h = _tensor(spacing)
     if h.ndim == 0:
         return h, h, h, h

@@ -40,7 +40,8 @@ _add("round around rint", "R")
 _add("arccos arcsin arctanh acos asin atanh", "U")
 _add("arccosh acosh", "G")
 _add("add subtract multiply divide true_divide power pow float_power maximum minimum fmax fmin "
-     "hypot arctan2 atan2 logaddexp logaddexp2 copysign nextafter heaviside equal not_equal less less_equal greater greater_equal logical_and "
+     "hypot arctan2 atan2 logaddexp logaddexp2 copysign nextafter heaviside equal not_equal "
+     "less less_equal greater greater_equal logical_and "
      "logical_or logical_xor", call="{x}, {x}[::-1]")
 _add("fmod mod remainder floor_divide", "R", "{x}, 0.7")
 _add("divmod modf frexp", call="{x}")
@@ -179,13 +180,15 @@ WRITTEN = {
             ">>> _ = buf.seek(0)\n>>> onp.load(buf)\ntensor([0., 1., 2.], dtype=float64)",
     "savez": ">>> import io\n>>> buf = io.BytesIO()\n>>> onp.savez(buf, a=onp.arange(2))\n"
              ">>> _ = buf.seek(0)\n>>> onp.load(buf)['a']\narray([0, 1])",
-    "savetxt": ">>> import io\n>>> buf = io.StringIO()\n>>> onp.savetxt(buf, onp.eye(2), fmt='%d')\n"
+    "savetxt": ">>> import io\n>>> buf = io.StringIO()\n"
+               ">>> onp.savetxt(buf, onp.eye(2), fmt='%d')\n"
                ">>> buf.getvalue()\n'1 0\\n0 1\\n'",
     "loadtxt": ">>> import io\n>>> onp.loadtxt(io.StringIO('1 2\\n3 4'))\n"
                "tensor([[1., 2.],\n        [3., 4.]], dtype=float64)",
     "genfromtxt": ">>> import io\n>>> onp.genfromtxt(io.StringIO('1 nan\\n3 4'))\n"
                   "tensor([[ 1., nan],\n        [ 3.,  4.]], dtype=float64)",
-    "fromregex": ">>> import io\n>>> onp.fromregex(io.StringIO('a1 b2'), r'(\\d)', [('n', np.int64)])\n"
+    "fromregex": ">>> import io\n"
+                 ">>> onp.fromregex(io.StringIO('a1 b2'), r'(\\d)', [('n', np.int64)])\n"
                  "array([(1,), (2,)], dtype=[('n', '<i8')])",
     "fromfile": ">>> import os, tempfile\n>>> path = os.path.join(tempfile.mkdtemp(), 'x.bin')\n"
                 ">>> np.arange(3.0).tofile(path)\n>>> onp.fromfile(path)\n"

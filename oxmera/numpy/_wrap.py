@@ -63,7 +63,7 @@ def _requires_grad(value):
 
 
 def needs_gradient(args, kwargs):
-    """Whether a result of these arguments would be recorded (grad mode on, an input requires it)."""
+    """Whether a result of these arguments would be recorded (grad mode on, an input needs it)."""
     return _core.is_grad_enabled() and (_requires_grad(args) or _requires_grad(kwargs))
 
 
@@ -124,7 +124,7 @@ def as_tensors(result):
 
 
 def values(value):
-    """``value`` with its tensors as arrays (for NumPy itself; callers made sure no gradient is lost)."""
+    """``value`` with its tensors as arrays, for NumPy (callers make sure no gradient is lost)."""
     if isinstance(value, Tensor):
         return value.detach()._data
     if isinstance(value, (list, tuple)):

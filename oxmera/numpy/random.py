@@ -44,11 +44,12 @@ def _draw(name, method):
         return _wrap.as_tensors(np.asarray(result))     # a single draw too: a 0-d tensor
     draw.__name__ = draw.__qualname__ = name
     draw.__module__ = __name__
+    call = f"onp.random.{name}({_EXAMPLE_ARGS.get(name, '')})"
     draw.__doc__ = (f"``numpy.random.{name}`` as a tensor, drawn with "
                     f"``numpy.random.Generator.{method}`` from oxmera's default generator.\n\n"
                     f"Examples\n--------\n>>> import oxmera.numpy as onp\n"
-                    f">>> onp.random.seed(0)\n>>> a = onp.random.{name}({_EXAMPLE_ARGS.get(name, '')})\n"
-                    f">>> onp.random.seed(0)\n>>> b = onp.random.{name}({_EXAMPLE_ARGS.get(name, '')})\n"
+                    f">>> onp.random.seed(0)\n>>> a = {call}\n"
+                    f">>> onp.random.seed(0)\n>>> b = {call}\n"
                     f">>> isinstance(a, oxmera.Tensor) and bool((a == b).all())\nTrue\n")
     return draw
 
