@@ -78,8 +78,9 @@ _WRITTEN = {"array": array, "asarray": asarray, "asanyarray": asarray, "append":
 
 def _numpy_functions():
     names = []
-    for name in dir(_np):
-        value = getattr(_np, name)
+    loaded = vars(_np)      # not dir(): getattr on it would import numpy.testing & co.
+    for name in sorted(loaded):
+        value = loaded[name]
         if (name.startswith("_") or isinstance(value, type) or not callable(value)
                 or name in NOT_OFFERED or name in _NUMPY_ITSELF):
             continue
