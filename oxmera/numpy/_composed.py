@@ -733,3 +733,42 @@ def _reduced(axis, ndim):
 
 _implements("nanvar")(_nan_moment("nanvar", False))
 _implements("nanstd")(_nan_moment("nanstd", True))
+
+
+@_implements("select")
+def _np_select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("numpy.select: list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("numpy.select: select with an empty condition list is not possible")
+    choices = [_tensor(c) for c in choicelist]
+    result = _tensor(default)
+    result = result.to(np.result_type(result.dtype, *(c.dtype for c in choices)))
+    # The first condition that holds wins: apply them from the last one back.
+    for condition, choice in zip(reversed(condlist), reversed(choices)):
+        result = _ox().where(_tensor(condition), choice, result)
+    return result
+
+
+@_implements("piecewise")
+def _np_piecewise(x, condlist, funclist, *args, **kw):
+    t = _tensor(x)
+    if isinstance(condlist, (Tensor, np.ndarray)) and np.ndim(_interop._data(condlist)) == \
+            t.ndim or isinstance(condlist, (bool, np.bool_)):
+        condlist = [condlist]
+    masks = [np.broadcast_to(np.asarray(_interop._data(c), dtype=bool), tuple(t.shape))
+             for c in condlist]
+    if len(funclist) == len(masks) + 1:     # the last function: where no condition holds
+        masks.append(~np.any(masks, axis=0) if masks else np.ones(tuple(t.shape), bool))
+    elif len(funclist) != len(masks):
+        raise ValueError(f"numpy.piecewise: with {len(masks)} condition(s), either "
+                         f"{len(masks)} or {len(masks) + 1} functions are expected")
+    result = _ox().zeros_like(t)
+    for mask, piece in zip(masks, funclist):
+        if not mask.any():
+            continue
+        # As NumPy: each function sees only the entries its condition selects
+        # (so it is never evaluated, nor differentiated, outside its domain).
+        values = piece(t[mask], *args, **kw) if callable(piece) else piece
+        result[mask] = values
+    return result

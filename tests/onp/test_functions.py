@@ -289,3 +289,21 @@ def test_small_compositions():
     # integer and bool results carry no gradient, so NumPy answers them even for x
     assert np.array_equal(onp.isin(x, [0.5]).numpy(), np.isin(X, [0.5]))
     assert np.array_equal(onp.signbit(x).numpy(), np.signbit(X))
+
+
+def test_select_and_piecewise():
+    x = leaf([-2.0, -0.5, 0.5, 3.0])
+    X = x.detach().numpy()
+    close(onp.select([x < 0, x > 1], [x * x, onp.sqrt(onp.abs(x))], default=-1.0),
+          np.select([X < 0, X > 1], [X * X, np.sqrt(np.abs(X))], default=-1.0))
+    check(lambda x: onp.select([x < 0, x > 1], [x * x, 2 * x], 0.5), x)
+    # sqrt is evaluated on the positive entries only: no NaN in value or gradient
+    pieces = [lambda t: onp.sqrt(t), lambda t: -t ** 2]
+    close(onp.piecewise(x, [x > 0], pieces), np.piecewise(X, [X > 0], [np.sqrt, lambda t: -t ** 2]))
+    close(onp.piecewise(x, [x < 0, x > 1], [0.0, lambda t: t * 3.0]),
+          np.piecewise(X, [X < 0, X > 1], [0.0, lambda t: t * 3.0]))
+    onp.piecewise(x, [x > 0], pieces).sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+    check(lambda x: onp.piecewise(x, [x > 0], pieces), x)
+    with pytest.raises(ValueError, match="functions are expected"):
+        onp.piecewise(x, [x > 0], [1.0, 2.0, 3.0])
