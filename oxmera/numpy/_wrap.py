@@ -22,7 +22,6 @@ What it leaves to others
     ``oxmera.numpy._composed``); the ops themselves in ``oxmera.ops``.
 """
 import functools
-import numbers
 
 import numpy as np
 
@@ -153,10 +152,7 @@ def no_gradient_error(name, why=None):
 def _translator(func):
     """The function oxmera runs for ``func`` on tensors, or None if oxmera has none."""
     if isinstance(func, np.ufunc):
-        try:
-            return functools.partial(_interop._array_ufunc, None, func, "__call__")
-        except TypeError:
-            return None
+        return functools.partial(_interop._array_ufunc, None, func, "__call__")
     table = _interop._TRANSLATORS.get(func) or _interop._METADATA.get(func)
     if table is not None:
         return table
@@ -200,7 +196,3 @@ def wrap(name, func):
     wrapper.__module__ = "oxmera.numpy"
     wrapper.__wrapped__ = func
     return wrapper
-
-
-def is_number(x):
-    return isinstance(x, numbers.Number) and not isinstance(x, bool)

@@ -307,3 +307,14 @@ def test_select_and_piecewise():
     check(lambda x: onp.piecewise(x, [x > 0], pieces), x)
     with pytest.raises(ValueError, match="functions are expected"):
         onp.piecewise(x, [x > 0], [1.0, 2.0, 3.0])
+
+
+def test_numpys_own_functions_run_the_composed_translators_on_tensors():
+    # import oxmera imports oxmera.numpy, whose translators serve the protocol too
+    x = leaf([3.0, 1.0, 2.0])
+    close(np.sort(x), [1.0, 2.0, 3.0])
+    close(np.median(x), 2.0)
+    close(np.interp(1.5, [1.0, 2.0], x[:2]), 2.0)
+    close(np.convolve(x, [1.0, 1.0]), np.convolve([3.0, 1.0, 2.0], [1.0, 1.0]))
+    assert np.sort(x).grad_fn is not None
+    check(lambda x: np.linspace(x[0], x[1], 4), x)
