@@ -47,6 +47,7 @@ from oxmera._printing import *  # noqa: F403
 from oxmera import linalg, nn, sparse, special
 from oxmera import distributions
 from oxmera import distributed
+from oxmera import numpy  # NumPy's names over tensors; registers its composed translators
 from oxmera import optim, utils
 from oxmera import accelerator, backends, cuda
 from oxmera._settings import *  # noqa: F403

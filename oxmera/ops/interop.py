@@ -163,8 +163,15 @@ _UFUNC_ACCUMULATIONS = {"add": "cumsum", "multiply": "cumprod"}
 _LAYOUT_KWARGS = ("casting", "order", "subok")
 
 
+#: ufunc name -> a function composed from oxmera ops (oxmera.numpy._composed fills it),
+#: for ufuncs oxmera has no op of their own for.
+_COMPOSED_UFUNCS = {}
+
+
 def _ufunc_op(ufunc, numpy_name):
     name = ufunc.__name__
+    if name in _COMPOSED_UFUNCS:
+        return _COMPOSED_UFUNCS[name]
     ox = _oxmera()
     for candidate in (name, _UFUNC_ALIASES.get(name)):
         if candidate is None:
@@ -283,7 +290,7 @@ _DIVERGENT = {"repeat", "split", "transpose", "max", "min", "sort", "argsort", "
               "nanmedian", "var", "std", "cumsum", "cumprod", "reshape", "resize", "flip",
               "dot", "outer", "inner", "trace", "take", "nonzero", "squeeze", "meshgrid", "cov",
               "corrcoef", "unique", "histogram", "tensordot", "einsum", "round", "linspace",
-              "logspace", "arange", "full", "zeros", "ones", "empty", "eye", "tensor"}
+              "logspace", "arange", "full", "zeros", "ones", "empty", "eye", "tensor", "select"}
 
 
 def _implements(*names, table=None):
@@ -921,10 +928,33 @@ def _np_tensordot(a, b, axes=2):
 @_implements("einsum")
 def _np_einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     _check_out(out, "numpy.einsum")
-    if not operands or not isinstance(operands[0], str):
-        raise _unsupported("numpy.einsum", "the sublist form (operand, sublist, ...)")
+    if operands and not isinstance(operands[0], str):
+        operands = _einsum_equation(operands)
     tensors = [_cast(_tensor(o), dtype) for o in operands[1:]]
     return _op("einsum", "numpy.einsum")(operands[0], *tensors)
+
+
+_SUBSCRIPTS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_equation(operands):
+    """The sublist form ``(a, [0, 1], b, [1, 2], [0, 2])`` as ``("ab,bc->ac", a, b)``."""
+    def letters(sublist):
+        try:
+            return "".join("..." if s is Ellipsis else _SUBSCRIPTS[operator.index(s)]
+                           if 0 <= operator.index(s) < len(_SUBSCRIPTS) else _SUBSCRIPTS[52]
+                           for s in sublist)
+        except (IndexError, TypeError):
+            raise ValueError(f"numpy.einsum: a sublist holds subscripts in [0, 52) or "
+                             f"Ellipsis, got {sublist!r}") from None
+    arrays, inputs = list(operands[0::2]), list(operands[1::2])
+    output = None
+    if len(arrays) > len(inputs):       # a trailing output sublist
+        output = arrays.pop()
+    equation = ",".join(letters(s) for s in inputs)
+    if output is not None:
+        equation += "->" + letters(output)
+    return (equation, *arrays)
 
 
 #: numpy.linalg names whose oxmera counterpart lives at the top level.

@@ -126,7 +126,7 @@ def _(ctx, grad, input, *shape):
     return grad.reshape(ctx.input_shape(0))
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True)      # the Tensor method (NumPy's forms too) is in ops/tensor_api.py
 def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 

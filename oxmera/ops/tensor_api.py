@@ -619,7 +619,64 @@ def _view_method(self, *shape, dtype=None):
     return _shape.view(self, *shape)
 
 
-for _name, _value in (("stride", _stride), ("storage_offset", _storage_offset),
+def _transpose_method(self, *dims, dim0=None, dim1=None):
+    """``t.transpose(dim0, dim1)``: swap two dims (PyTorch's form, a view).
+
+    NumPy's forms, which PyTorch rejects, also work: ``t.transpose()``
+    reverses the dims (as ``t.T`` does in NumPy) and ``t.transpose(axes)`` or
+    ``t.transpose(*axes)`` with every dim permutes them. Two dims always
+    mean PyTorch's swap.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.zeros(2, 3, 4)
+    >>> tuple(x.transpose(0, 2).shape), tuple(x.transpose().shape)
+    ((4, 3, 2), (4, 3, 2))
+    >>> tuple(x.transpose(1, 2, 0).shape), tuple(x.transpose((1, 0, 2)).shape)
+    ((3, 4, 2), (3, 2, 4))
+    """
+    if dim0 is not None or dim1 is not None:
+        if dims or dim0 is None or dim1 is None:
+            raise TypeError("transpose(): pass dim0 and dim1, or the axes, not a mix")
+        return _shape.transpose(self, dim0, dim1)
+    if len(dims) == 2:
+        return _shape.transpose(self, *dims)
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if not dims:
+        dims = tuple(range(self.ndim - 1, -1, -1))
+    if len(dims) != self.ndim:
+        raise ValueError(f"transpose(): axes don't match array: got {len(dims)} axes for a "
+                         f"tensor of {self.ndim} dims (shape {tuple(self.shape)})")
+    return _shape.permute(self, *dims) if dims else self.view(())
+
+
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    """NumPy's ``a.astype(dtype)``: the values in ``dtype`` (``t.to(dtype)``, differentiable).
+
+    As in NumPy, a copy is made even when the dtype is already ``dtype``
+    unless ``copy=False``. ``order``, ``casting`` and ``subok`` take NumPy's
+    defaults only.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> x = oxmera.tensor([1.5, 2.5], requires_grad=True)
+    >>> x.astype("float64")
+    tensor([1.5, 2.5], dtype=float64, grad_fn=<ToBackward>)
+    >>> x.astype(oxmera.int64)
+    tensor([1, 2], dtype=int64)
+    """
+    if (order, casting, subok) != ("K", "unsafe", True):
+        raise TypeError("astype(): only NumPy's defaults order='K', casting='unsafe', "
+                        "subok=True are supported")
+    result = self.to(np.dtype(dtype))
+    return result.clone() if copy and result is self else result
+
+
+for _name, _value in (("transpose", _transpose_method), ("astype", _astype),
+                      ("stride", _stride), ("storage_offset", _storage_offset),
                       ("data_ptr", _data_ptr), ("is_contiguous", _is_contiguous),
                       ("nelement", _nelement), ("ndimension", _ndimension),
                       ("is_floating_point", _is_floating_point_method),

@@ -444,11 +444,11 @@ def test_writing_a_tensor_into_an_array_in_place_is_a_type_error():
 @pytest.mark.parametrize("call, name", [
     (lambda x: np.modf(x), "numpy.modf"),
     (lambda x: np.frexp(x), "numpy.frexp"),
-    (lambda x: np.median(x), "numpy.median"),
+    (lambda x: np.unwrap(x), "numpy.unwrap"),
     (lambda x: np.unique(x), "numpy.unique"),
     (lambda x: np.fft.fft(x), "numpy.fft.fft"),
-    (lambda x: np.pad(x, 1), "numpy.pad"),
-    (lambda x: np.meshgrid(x, x), "numpy.meshgrid"),
+    (lambda x: np.pad(x, 1, mode="mean"), "numpy.pad"),
+    (lambda x: np.histogram(x), "numpy.histogram"),
     (lambda x: np.add.reduceat(x, [0, 1]), "numpy.add.reduceat"),
     (lambda x: np.subtract.reduce(x), "numpy.subtract.reduce"),
     (lambda x: np.add.at(x, [0], 1.0), "numpy.add.at"),
@@ -474,7 +474,6 @@ def test_a_missing_op_raises_type_error_naming_the_numpy_function(monkeypatch):
     (lambda x: np.matmul(x, x, axes=[(0,), (0,), ()]), "keyword"),
     (lambda x: np.var(x, mean=np.zeros(())), "mean="),
     (lambda x: np.take(x, [5], mode="clip"), "mode="),
-    (lambda x: np.einsum(x, [0], [0]), "sublist"),
 ])
 def test_unsupported_arguments_raise_type_error(call, what):
     with pytest.raises(TypeError, match=what):
