@@ -33,7 +33,7 @@ from oxmera.ops.fold import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
 from oxmera.ops.pooling import *  # noqa: F403
-from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
+from oxmera.ops import activation as _activation, blas as _blas, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
 from oxmera.ops import conv_transpose as _conv_transpose, fold as _fold
 from oxmera.nn import _activation_functions as _activation_functions
@@ -47,7 +47,6 @@ from oxmera.ops import pooling as _pooling
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
 from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
-from oxmera.ops.linalg import matmul
 from oxmera.ops._utils import accumulation_dtype
 from oxmera.ops.loss import _check_reduction, _reduce, _sum_over
 from oxmera.ops.shape import cat
@@ -99,8 +98,7 @@ def linear(input, weight, bias=None):
             raise OpError(f"linear(): bias of shape {bias.shape} does not broadcast to the "
                           f"output shape {out_shape} (input {input.shape}, weight "
                           f"{weight.shape})")
-    out = matmul(input, weight.T if weight.ndim == 2 else weight)
-    return out if bias is None else out + bias
+    return _blas.linear(input, weight, bias)
 
 
 # -- activations ---------------------------------------------------------------------------
