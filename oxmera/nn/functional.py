@@ -46,7 +46,7 @@ from oxmera.ops import normalization as _normalization
 from oxmera.ops import pooling as _pooling
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
-from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
+from oxmera.ops.elementwise import expm1, gt, rsqrt, sigmoid, tanh, where  # noqa: F401 (tanh: F.tanh)
 from oxmera.ops._utils import accumulation_dtype
 from oxmera.ops.loss import _check_reduction, _reduce, _sum_over
 from oxmera.ops.shape import cat
@@ -188,30 +188,7 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, inplace=True)
 
 
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def gelu(input, approximate="none"):
-    """Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
-
-    ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``;
-    ``'tanh'``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> import oxmera.nn.functional as F
-    >>> F.gelu(oxmera.tensor([0.0, 1.0]))
-    tensor([0.    , 0.8413], dtype=float32)
-    """
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
-    input = _tensor(input, "gelu")
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
-        return input * (tanh(inner) + 1) * 0.5
-    return input * (erf(input * _SQRT_HALF) + 1) * 0.5
+gelu = _activation.gelu     # one op with a fused VJP (oxmera.ops.activation)
 
 
 def silu(input, inplace=False):

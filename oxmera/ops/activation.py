@@ -18,14 +18,17 @@ elu, gelu, silu, ...) are defined in :mod:`oxmera.nn.functional`.
 ``softmax`` and ``log_softmax`` are also ``oxmera.softmax`` and Tensor
 methods, as in PyTorch; ``softplus`` is only in ``oxmera.nn.functional``.
 """
+import math
 import warnings
 
 import numpy as np
 
+from oxmera._core.autograd import is_grad_enabled
 from oxmera.extend import op
+from oxmera.ops import _registry
 from oxmera.ops._utils import accumulation_dtype, narrow, normalize_dim
 from oxmera.ops.creation import zeros_like
-from oxmera.ops.elementwise import exp, gt, sigmoid, where
+from oxmera.ops.elementwise import erf, erf_values, exp, gt, sigmoid, tanh, where
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -134,7 +137,6 @@ def _(ctx, grad_of_grad, grad, output, dim):
     return grad_grad, grad_output
 
 
-@op(save=(), save_output=True, method=True, quiet=True)
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Log of the softmax along ``dim``: ``x - logsumexp(x, dim)``, computed stably.
 
@@ -147,24 +149,60 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     >>> oxmera.log_softmax(oxmera.tensor([0.0, 1e4]), dim=0)
     tensor([-10000.,      0.], dtype=float32)
     """
+    return _log_softmax(input, dim, dtype, _stacklevel=_stacklevel + 1).output
+
+
+_registry.add_tensor_attribute("log_softmax", log_softmax)
+
+
+# The op behind log_softmax has a second output no caller sees: the softmax,
+# which the forward has at hand (its exps over their row sum) and the VJP
+# needs (``g - softmax * g.sum(dim)``). Keeping it trades memory for time:
+# one more array of the input's size stays alive with the graph until
+# backward, and the backward skips an ``exp`` of the whole output (the most
+# expensive pass of the op: about a quarter of forward + backward on a
+# (256, 1000) float32 input). Nothing recorded ever depends on the hidden
+# output, so its gradient is always zero (the engine hands the VJP zeros):
+# the VJP reads it only when it records nothing (``create_graph=False``),
+# and otherwise differentiates through ``exp`` of the visible output.
+def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=4):
+    """The op behind :func:`log_softmax`: ``(log_softmax, softmax)`` of ``input`` along ``dim``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import _log_softmax
+    >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).softmax
+    tensor([0.5, 0.5], dtype=float32)
+    """
     input, wide = _softmax_input(input, dtype, "log_softmax")
     d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
     if input.size == 0:
-        return np.empty_like(input)
+        return np.empty_like(input), np.empty_like(input)
     if input.ndim == 0:
-        return np.zeros_like(input)
-    shifted = _shifted(input.astype(wide, copy=False), d)
-    out = shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
-    return narrow(out, input.dtype)
+        return np.zeros_like(input), np.ones_like(input)
+    out = _shifted(input.astype(wide, copy=False), d)       # a fresh array, reused for out
+    exps = np.exp(out)
+    total = np.add.reduce(exps, axis=d, keepdims=True)
+    out -= np.log(total)
+    exps *= np.reciprocal(total)        # the softmax: one (N, 1) division, then a product
+    return narrow(out, input.dtype), narrow(exps, input.dtype)
 
 
-@log_softmax.vjp
-def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
-    out = ctx.output
+_log_softmax = op("log_softmax", save=(), save_output=True, quiet=True,
+                  outputs=("output", "softmax"))(_log_softmax_forward)
+
+
+@_log_softmax.vjp
+def _(ctx, grads, input, dim=None, dtype=None, *, _stacklevel=4):
+    out, probabilities = ctx.output
+    grad = grads[0]     # grads[1], the hidden softmax's, is zero (see above)
     d = _softmax_dim(dim, out.ndim, "log_softmax")
     if out.ndim == 0:
         return zeros_like(grad)
-    return log_softmax_backward(grad, out, d)
+    if is_grad_enabled():
+        return log_softmax_backward(grad, out, d)
+    return softmax_rescale_backward(grad, probabilities, d)
 
 
 @op(inputs=2, save=("grad", "output"), quiet=True)
@@ -197,6 +235,190 @@ def _(ctx, grad_of_grad, grad, output, dim):
     if needs[1]:
         grad_output = -grad_of_grad * softmax_ * grad.sum(dim, keepdim=True)
     return grad_grad, grad_output
+
+
+def _row_sum(grad, dim, dtype):
+    """``grad.sum(dim, keepdims=True)``; one slice times the length where ``grad`` is
+    broadcast along ``dim`` (the seed of ``mean`` or ``sum``: a stride-0 view)."""
+    if grad.ndim and grad.strides[dim] == 0:
+        first = grad[(slice(None),) * dim + (slice(0, 1),)]
+        return np.multiply(first, grad.shape[dim], dtype=dtype)
+    return np.add.reduce(grad, axis=dim, keepdims=True, dtype=dtype)
+
+
+@op(inputs=2, save=("grad", "softmax"), quiet=True)
+def softmax_rescale_backward(grad, softmax, dim):
+    """The VJP of log_softmax from the softmax itself: ``grad - softmax * grad.sum(dim)``.
+
+    What ``log_softmax_backward`` computes without taking ``exp`` of the
+    output: ``log_softmax`` keeps the softmax its forward had.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import softmax_rescale_backward
+    >>> softmax_rescale_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([0.5, 0.5]), 0)
+    tensor([ 0.5, -0.5], dtype=float32)
+    """
+    dtype = np.result_type(grad, softmax)
+    wide = accumulation_dtype(dtype)
+    out = np.multiply(softmax, np.negative(_row_sum(grad, dim, wide)), dtype=wide)
+    out += grad
+    return narrow(out, dtype)
+
+
+@softmax_rescale_backward.vjp
+def _(ctx, grad_of_grad, grad, softmax, dim):
+    needs = ctx.needs_input_grad
+    grad_grad = grad_softmax = None
+    if needs[0]:
+        grad_grad = grad_of_grad - (grad_of_grad * softmax).sum(dim, keepdim=True)
+    if needs[1]:
+        grad_softmax = -grad_of_grad * grad.sum(dim, keepdim=True)
+    return grad_grad, grad_softmax
+
+
+# -- gelu --------------------------------------------------------------------------------
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+_GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+# gelu is one op, not the composition x * (erf(x / sqrt 2) + 1) / 2: that
+# was six ops and as many VJPs, and erf (the one expensive pass: about 30
+# times tanh's cost on float32) ran again in the backward, through erf's VJP.
+# The op keeps the Gaussian CDF its forward computed as a second output no
+# caller sees (one more array of the input's size alive until backward, the
+# memory paid for not evaluating erf twice); its VJP reads it only when it
+# records nothing, and otherwise differentiates the composed derivative, so
+# the hidden output never gets a gradient (as log_softmax's softmax above).
+def _gelu_forward(input, approximate="none"):
+    """The op behind ``nn.functional.gelu``: ``(x * cdf, cdf)``, ``cdf`` the Gaussian CDF
+    at ``x`` (``approximate='none'``) or its tanh approximation.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import _gelu
+    >>> _gelu(oxmera.tensor([0.0, 1.0])).output
+    tensor([0.    , 0.8413], dtype=float32)
+    """
+    wide = accumulation_dtype(input.dtype)
+    x = input.astype(wide, copy=False)
+    if approximate == "tanh":
+        cdf = x * x
+        cdf *= _GELU_CUBIC
+        cdf += 1
+        cdf *= x
+        cdf *= _SQRT_2_OVER_PI
+        cdf = np.tanh(cdf)
+    else:
+        cdf = erf_values(x * _SQRT_HALF)
+    cdf += 1
+    cdf *= 0.5
+    # the cdf stays in the wide dtype (float32 for float16): the backward's precision
+    return narrow(x * cdf, input.dtype), np.asarray(cdf)
+
+
+_gelu = op("gelu", save=("input",), save_output=True, float_only=True, quiet=True,
+           outputs=("output", "cdf"))(_gelu_forward)
+
+
+@_gelu.vjp
+def _(ctx, grads, input, approximate="none"):
+    grad = grads[0]     # grads[1], the hidden cdf's, is zero (see above)
+    if not is_grad_enabled():
+        return gelu_backward(grad, input, ctx.output[1], approximate)
+    # create_graph: the derivative composed from ops, differentiable to any order
+    if approximate == "tanh":
+        t = tanh((input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+        slope = (1 - t * t) * (input * input * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
+        return grad * ((t + 1) * 0.5 + input * slope * 0.5)
+    cdf = (erf(input * _SQRT_HALF) + 1) * 0.5
+    pdf = exp(input * input * -0.5) * _INV_SQRT_2PI
+    return grad * (cdf + input * pdf)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
+
+    ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``;
+    ``'tanh'``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
+    One op with a fused VJP (``nn.functional.gelu`` is this function).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.gelu(oxmera.tensor([0.0, 1.0]))
+    tensor([0.    , 0.8413], dtype=float32)
+    >>> F.gelu(oxmera.tensor([1.0]), approximate="tanh")
+    tensor([0.8412], dtype=float32)
+    """
+    if approximate not in _GELU_APPROXIMATIONS:
+        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _gelu(input, approximate).output
+
+
+@op(inputs=3, quiet=True)
+def gelu_backward(grad, input, cdf, approximate="none"):
+    """The VJP of gelu given the CDF its forward kept: ``grad * (cdf + x * cdf'(x))``.
+
+    ``cdf`` is the Gaussian CDF at ``input`` (``approximate='none'``: its
+    derivative is the density ``exp(-x**2 / 2) / sqrt(2 pi)``) or the tanh
+    approximation ``(1 + t) / 2`` (derivative ``2 cdf (1 - cdf) sqrt(2 / pi)
+    (1 + 3 * 0.044715 x**2)``). All three are inputs: its own VJP treats
+    ``cdf`` as independent of ``input``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import gelu_backward
+    >>> gelu_backward(oxmera.tensor([1.0]), oxmera.tensor([0.0]), oxmera.tensor([0.5]))
+    tensor([0.5], dtype=float32)
+    """
+    dtype = np.result_type(grad, input, cdf)
+    wide = accumulation_dtype(dtype)
+    if not np.shape(grad) == np.shape(input) == np.shape(cdf):
+        grad, input, cdf = np.broadcast_arrays(grad, input, cdf)   # the in-place steps below
+    x = np.asarray(input, wide)
+    if approximate == "tanh":
+        slope = np.multiply(x, x, dtype=wide)
+        slope *= 3 * _GELU_CUBIC
+        slope += 1
+        slope *= (1 - cdf) * cdf
+        slope *= 2 * _SQRT_2_OVER_PI
+    else:
+        slope = np.multiply(x, x, dtype=wide)
+        slope *= -0.5
+        slope = np.exp(slope)
+        slope *= _INV_SQRT_2PI
+    slope *= x
+    slope += cdf
+    slope *= grad
+    return narrow(slope, dtype)
+
+
+@gelu_backward.vjp
+def _(ctx, grad_of_grad, grad, input, cdf, approximate="none"):
+    needs = ctx.needs_input_grad
+    x = input
+    if approximate == "tanh":
+        scale = (1 - cdf) * cdf * (2 * _SQRT_2_OVER_PI)
+        cubic = x * x * (3 * _GELU_CUBIC) + 1
+        d_grad = cdf + x * cubic * scale if needs[0] else None
+        d_input = grad * scale * (x * x * (9 * _GELU_CUBIC) + 1) if needs[1] else None
+        d_cdf = (grad * (x * cubic * ((1 - cdf * 2) * (2 * _SQRT_2_OVER_PI)) + 1)
+                 if needs[2] else None)
+    else:
+        pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+        d_grad = cdf + x * pdf if needs[0] else None
+        d_input = grad * pdf * (1 - x * x) if needs[1] else None
+        d_cdf = grad if needs[2] else None
+    return tuple(None if d is None else grad_of_grad * d for d in (d_grad, d_input, d_cdf))
 
 
 @op(save=("input",), float_only=True, quiet=True)

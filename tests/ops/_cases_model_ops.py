@@ -5,6 +5,8 @@ its cases cover batched (3-D) inputs, a 1-D input, a 1-D weight, size-0
 batches, a bias broadcast from a smaller shape, no bias, inputs that need no
 gradient and non-contiguous layouts, each checked to second order.
 """
+import math
+
 from oxmera.ops.blas import linear
 
 from ._case_table import S, T, Leaf, const, add_cases, add_torch_cases
@@ -43,3 +45,107 @@ add_torch_cases(
     ("size-0-batch", _linear, (Leaf((0, 4)), Leaf((2, 4)), Leaf((2,)))),
     ("transposed", _linear, (T((3, 4)), T((5, 4)), S((5,)))),
 )
+
+
+# -- log_softmax's VJP from the softmax its forward kept ----------------------------------
+
+def _rescale(dim):
+    from oxmera.ops.activation import softmax_rescale_backward
+    return lambda g, p: softmax_rescale_backward(g, p, dim)
+
+
+add_cases(
+    "softmax_rescale_backward",
+    ("3x4-dim1", _rescale(1), (Leaf((3, 4)), Leaf((3, 4), "positive"))),
+    ("3x4-dim0", _rescale(0), (Leaf((3, 4)), Leaf((3, 4), "positive"))),
+    ("0d", lambda g, p: _rescale(0)(g.reshape(1), p.reshape(1)), (Leaf(()), Leaf((), "positive"))),
+    ("size-0", _rescale(1), (Leaf((0, 3)), Leaf((0, 3), "positive"))),
+    ("transposed", _rescale(-1), (T((3, 4)), S((3, 4), "positive"))),
+    # a gradient broadcast along the dim (mean's seed): summed as one slice times the length
+    ("broadcast-grad", lambda g, p: _rescale(1)(g.expand(3, 4), p),
+     (Leaf((3, 1)), Leaf((3, 4), "positive"))),
+    ("no-grad-softmax", _rescale(1), (Leaf((2, 3)), const((2, 3), "positive"))),
+)
+
+
+def _lib_rescale(lib, g, p):
+    if lib.__name__ == "torch":
+        # log_softmax's VJP given its output log(p)
+        return lib.ops.aten._log_softmax_backward_data(g, p.log(), 1, p.dtype)
+    return _rescale(1)(g, p)
+
+
+add_torch_cases(
+    "softmax_rescale_backward",
+    ("3x4", _lib_rescale, (Leaf((3, 4)), Leaf((3, 4), "positive"))),
+)
+
+
+# -- gelu and its VJP ------------------------------------------------------------------------
+
+def _gelu(approximate):
+    from oxmera.nn.functional import gelu
+    return lambda x: gelu(x, approximate=approximate)
+
+
+def _gelu_backward(approximate):
+    from oxmera.ops.activation import gelu_backward
+    return lambda g, x, cdf: gelu_backward(g, x, cdf, approximate)
+
+
+for _approximate in ("none", "tanh"):
+    add_cases(
+        "gelu",
+        *[(f"{_approximate}-{label}", _gelu(_approximate), (spec,))
+          for label, spec in (("0d", Leaf(())), ("5", Leaf((5,))), ("3x4", Leaf((3, 4))),
+                              ("size-0", Leaf((0, 3))), ("2x1x3", Leaf((2, 1, 3))),
+                              ("transposed", T((3, 4))), ("strided", S((2, 3))))],
+    )
+    add_cases(
+        "gelu_backward",
+        (f"{_approximate}-3x4", _gelu_backward(_approximate),
+         (Leaf((3, 4)), Leaf((3, 4)), Leaf((3, 4), "positive"))),
+        (f"{_approximate}-0d", _gelu_backward(_approximate), (Leaf(()), Leaf(()), Leaf(()))),
+        (f"{_approximate}-size-0", _gelu_backward(_approximate),
+         (Leaf((0, 2)), Leaf((0, 2)), Leaf((0, 2)))),
+        (f"{_approximate}-broadcast", _gelu_backward(_approximate),
+         (Leaf((2, 3)), Leaf((3,)), Leaf((2, 1), "positive"))),
+        (f"{_approximate}-layouts", _gelu_backward(_approximate),
+         (T((3, 4)), S((3, 4)), Leaf((3, 4)))),
+        (f"{_approximate}-no-grad-cdf", _gelu_backward(_approximate),
+         (Leaf((2, 3)), Leaf((2, 3)), const((2, 3), "positive"))),
+    )
+
+
+def _lib_gelu(approximate):
+    return lambda lib, x: lib.nn.functional.gelu(x, approximate=approximate)
+
+
+def _lib_gelu_backward(approximate):
+    """Torch's gelu VJP against gelu_backward given the CDF at the same point."""
+    def fn(lib, g, x):
+        if lib.__name__ == "torch":
+            return lib.ops.aten.gelu_backward(g, x, approximate=approximate)
+        # the CDF composed from ops, so that gradients reach x through it too, as in torch
+        if approximate == "tanh":
+            cdf = (lib.tanh((x + x * x * x * 0.044715) * math.sqrt(2 / math.pi)) + 1) * 0.5
+        else:
+            cdf = (lib.erf(x * math.sqrt(0.5)) + 1) * 0.5
+        return _gelu_backward(approximate)(g, x, cdf)
+    return fn
+
+
+for _approximate in ("none", "tanh"):
+    add_torch_cases(
+        "gelu",
+        (f"{_approximate}-3x4", _lib_gelu(_approximate), (Leaf((3, 4)),)),
+        (f"{_approximate}-0d", _lib_gelu(_approximate), (Leaf(()),)),
+        (f"{_approximate}-size-0", _lib_gelu(_approximate), (Leaf((0, 3)),)),
+        (f"{_approximate}-float32", lambda lib, x, a=_approximate:
+         lib.nn.functional.gelu(x.float() * 4, approximate=a), (Leaf((3, 5)),),
+         {"rtol": 1e-5, "atol": 1e-6}),
+    )
+    add_torch_cases(
+        "gelu_backward",
+        (f"{_approximate}-3x4", _lib_gelu_backward(_approximate), (Leaf((3, 4)), Leaf((3, 4)))),
+    )
