@@ -266,6 +266,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     input = _tensor(input, "layer_norm")
     shape = _shape_tuple(normalized_shape, "layer_norm", "normalized_shape")
     k = len(shape)
+    if k == 0:
+        raise OpError(f"layer_norm(): expected normalized_shape to be at least 1-dimensional, "
+                      f"got normalized_shape {shape} (input of shape {input.shape})")
     if k > input.ndim or input.shape[input.ndim - k:] != shape:
         raise OpError(f"layer_norm(): normalized_shape {shape} expects an input of shape "
                       f"(*, {', '.join(map(str, shape))}), got input of shape {input.shape}")
@@ -275,20 +278,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                           f"normalized_shape {shape}")
     if input.dtype.kind != "f":
         raise TypeError(f"layer_norm(): expected a floating point input, got dtype {input.dtype}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    # float16 is normalized in float32 and rounded once, as PyTorch does: the
-    # squared deviations of values 1000 apart are inf in float16.
-    x, weight, bias = _widen(input, weight, bias)
-    centered = x - x.mean(dims, keepdim=True)
-    var = (centered * centered).mean(dims, keepdim=True)
-    # times rsqrt, not divided by sqrt: mul's VJP makes two full-size
-    # passes over the input where div's makes four.
-    out = centered * rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out.to(input.dtype)
+    # one op with a fused VJP (oxmera.ops.normalization)
+    return _normalization._layer_norm(input, weight, bias, k, eps).output
 
 
 def _widen(input, *others):

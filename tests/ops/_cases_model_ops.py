@@ -8,6 +8,7 @@ gradient and non-contiguous layouts, each checked to second order.
 import math
 
 from oxmera.ops.blas import linear
+from oxmera.ops.normalization import _layer_norm as _layer_norm_op
 
 from ._case_table import S, T, Leaf, const, add_cases, add_torch_cases
 
@@ -149,3 +150,46 @@ for _approximate in ("none", "tanh"):
         "gelu_backward",
         (f"{_approximate}-3x4", _lib_gelu_backward(_approximate), (Leaf((3, 4)), Leaf((3, 4)))),
     )
+
+
+# -- layer_norm ------------------------------------------------------------------------------
+
+def _layer_norm(shape, eps=1e-5):
+    from oxmera.nn.functional import layer_norm
+    return lambda x, *params: layer_norm(x, shape, *params, eps=eps)
+
+
+add_cases(
+    "layer_norm",
+    ("3x4", _layer_norm((4,)), (Leaf((3, 4)),)),
+    ("affine-2d-shape", _layer_norm((3, 4)), (Leaf((2, 3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
+    ("weight-only", _layer_norm(5, 0.5), (Leaf((2, 5)), S((5,)))),
+    ("bias-only", lambda x, b: _layer_norm((4,))(x, None, b), (Leaf((3, 4)), Leaf((4,)))),
+    ("1d", _layer_norm((5,)), (Leaf((5,)), Leaf((5,)), Leaf((5,)))),
+    ("size-0-batch", _layer_norm((3,)), (Leaf((0, 3)), Leaf((3,)), Leaf((3,)))),
+    ("transposed", _layer_norm((3,)), (T((4, 3)), Leaf((3,)), Leaf((3,)))),
+    ("strided", _layer_norm((3,)), (S((2, 3)),)),
+    ("no-grad-input", _layer_norm((4,)), (const((3, 4)), Leaf((4,)), Leaf((4,)))),
+    ("no-grad-params", _layer_norm((4,)), (Leaf((3, 4)), const((4,)), const((4,)))),
+    # the op itself broadcasts its parameters (F.layer_norm wants normalized_shape's)
+    ("op-0d-params", lambda x, w, b: _layer_norm_op(x, w, b, 1).output,
+     (Leaf((2, 3)), Leaf(()), Leaf(()))),
+)
+
+
+def _lib_layer_norm(shape):
+    def fn(lib, x, *params):
+        return lib.nn.functional.layer_norm(x, shape, *params)
+    return fn
+
+
+add_torch_cases(
+    "layer_norm",
+    ("3x4", _lib_layer_norm((4,)), (Leaf((3, 4)), Leaf((4,)), Leaf((4,)))),
+    ("2x3x4-over-3x4", _lib_layer_norm((3, 4)), (Leaf((2, 3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
+    ("no-affine", _lib_layer_norm((4,)), (Leaf((2, 4)),)),
+    ("size-0", _lib_layer_norm((3,)), (Leaf((0, 3)), Leaf((3,)), Leaf((3,)))),
+    ("float32", lambda lib, x, w, b: lib.nn.functional.layer_norm(x.float() * 10, (5,), w.float(),
+                                                                  b.float()),
+     (Leaf((3, 5)), Leaf((5,)), Leaf((5,))), {"rtol": 1e-5, "atol": 1e-5}),
+)
