@@ -155,54 +155,65 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 _registry.add_tensor_attribute("log_softmax", log_softmax)
 
 
-# The op behind log_softmax has a second output no caller sees: the softmax,
-# which the forward has at hand (its exps over their row sum) and the VJP
-# needs (``g - softmax * g.sum(dim)``). Keeping it trades memory for time:
-# one more array of the input's size stays alive with the graph until
-# backward, and the backward skips an ``exp`` of the whole output (the most
-# expensive pass of the op: about a quarter of forward + backward on a
-# (256, 1000) float32 input). Nothing recorded ever depends on the hidden
-# output, so its gradient is always zero (the engine hands the VJP zeros):
-# the VJP reads it only when it records nothing (``create_graph=False``),
-# and otherwise differentiates through ``exp`` of the visible output.
+# The op behind log_softmax has a second output no caller sees: the exps its
+# forward computed and, one more entry along ``dim``, their sum (the softmax
+# is their ratio), which the VJP needs: ``g - exps * (g.sum(dim) / sum)``.
+# Keeping them trades memory for time: one more array of the input's size
+# (plus a row) stays alive with the graph until backward, and the backward
+# skips an ``exp`` of the whole output (the most expensive pass of the op),
+# making the same passes as a hand-written version. Nothing recorded ever
+# depends on the hidden output, so its gradient is always zero (the engine
+# hands the VJP zeros): the VJP reads it only when it records nothing
+# (``create_graph=False``), and otherwise differentiates through ``exp`` of
+# the visible output.
 def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=4):
-    """The op behind :func:`log_softmax`: ``(log_softmax, softmax)`` of ``input`` along ``dim``.
+    """The op behind :func:`log_softmax`: ``(log_softmax, exps)`` along ``dim``; ``exps``
+    holds ``exp(x - max)`` and, one past the end of ``dim``, its sum.
 
     Examples
     --------
     >>> import oxmera
     >>> from oxmera.ops.activation import _log_softmax
-    >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).softmax
-    tensor([0.5, 0.5], dtype=float32)
+    >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).exps
+    tensor([1., 1., 2.], dtype=float32)
     """
     input, wide = _softmax_input(input, dtype, "log_softmax")
     d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
-    if input.size == 0:
-        return np.empty_like(input), np.empty_like(input)
     if input.ndim == 0:
-        return np.zeros_like(input), np.ones_like(input)
+        return np.zeros_like(input), np.ones(2, wide)
+    length = input.shape[d]
+    shape = list(input.shape)
+    shape[d] += 1
+    hidden = np.empty(shape, wide)
+    exps = hidden[(slice(None),) * d + (slice(0, length),)]
+    total = hidden[(slice(None),) * d + (slice(length, length + 1),)]
+    if input.size == 0:
+        total[...] = 0
+        return np.empty_like(input), hidden
     out = _shifted(input.astype(wide, copy=False), d)       # a fresh array, reused for out
-    exps = np.exp(out)
-    total = np.add.reduce(exps, axis=d, keepdims=True)
+    np.exp(out, out=exps)
+    np.add.reduce(exps, axis=d, keepdims=True, out=total)
     out -= np.log(total)
-    exps *= np.reciprocal(total)        # the softmax: one (N, 1) division, then a product
-    return narrow(out, input.dtype), narrow(exps, input.dtype)
+    # the exps stay in the wide dtype: float16's sum of 70000 equal exps is inf
+    return narrow(out, input.dtype), hidden
 
 
 _log_softmax = op("log_softmax", save=(), save_output=True, quiet=True,
-                  outputs=("output", "softmax"))(_log_softmax_forward)
+                  outputs=("output", "exps"))(_log_softmax_forward)
 
 
 @_log_softmax.vjp
 def _(ctx, grads, input, dim=None, dtype=None, *, _stacklevel=4):
-    out, probabilities = ctx.output
-    grad = grads[0]     # grads[1], the hidden softmax's, is zero (see above)
+    out, hidden = ctx.output
+    grad = grads[0]     # grads[1], the hidden exps', is zero (see above)
     d = _softmax_dim(dim, out.ndim, "log_softmax")
     if out.ndim == 0:
         return zeros_like(grad)
     if is_grad_enabled():
         return log_softmax_backward(grad, out, d)
-    return softmax_rescale_backward(grad, probabilities, d)
+    length = out.shape[d]
+    return log_softmax_backward_exps(grad, hidden.narrow(d, 0, length),
+                                     hidden.narrow(d, length, 1), d)
 
 
 @op(inputs=2, save=("grad", "output"), quiet=True)
@@ -246,36 +257,43 @@ def _row_sum(grad, dim, dtype):
     return np.add.reduce(grad, axis=dim, keepdims=True, dtype=dtype)
 
 
-@op(inputs=2, save=("grad", "softmax"), quiet=True)
-def softmax_rescale_backward(grad, softmax, dim):
-    """The VJP of log_softmax from the softmax itself: ``grad - softmax * grad.sum(dim)``.
+@op(inputs=3, save=("grad", "exps", "total"), quiet=True)
+def log_softmax_backward_exps(grad, exps, total, dim):
+    """The VJP of log_softmax from the exps its forward kept: ``grad - exps * (grad.sum(dim)
+    / total)``, ``total`` the exps' sum along ``dim`` (so ``exps / total`` is the softmax).
 
-    What ``log_softmax_backward`` computes without taking ``exp`` of the
-    output: ``log_softmax`` keeps the softmax its forward had.
+    What ``log_softmax_backward`` computes without taking ``exp`` of the output.
 
     Examples
     --------
     >>> import oxmera
-    >>> from oxmera.ops.activation import softmax_rescale_backward
-    >>> softmax_rescale_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([0.5, 0.5]), 0)
+    >>> from oxmera.ops.activation import log_softmax_backward_exps
+    >>> log_softmax_backward_exps(oxmera.tensor([1.0, 0.0]), oxmera.tensor([1.0, 1.0]),
+    ...                           oxmera.tensor([2.0]), 0)
     tensor([ 0.5, -0.5], dtype=float32)
     """
-    dtype = np.result_type(grad, softmax)
+    dtype = np.result_type(grad, exps, total)
     wide = accumulation_dtype(dtype)
-    out = np.multiply(softmax, np.negative(_row_sum(grad, dim, wide)), dtype=wide)
+    factor = _row_sum(grad, dim, wide)
+    factor /= total
+    out = np.multiply(exps, np.negative(factor, out=factor), dtype=wide)
     out += grad
     return narrow(out, dtype)
 
 
-@softmax_rescale_backward.vjp
-def _(ctx, grad_of_grad, grad, softmax, dim):
+@log_softmax_backward_exps.vjp
+def _(ctx, grad_of_grad, grad, exps, total, dim):
     needs = ctx.needs_input_grad
-    grad_grad = grad_softmax = None
+    grad_grad = grad_exps = grad_total = None
     if needs[0]:
-        grad_grad = grad_of_grad - (grad_of_grad * softmax).sum(dim, keepdim=True)
-    if needs[1]:
-        grad_softmax = -grad_of_grad * grad.sum(dim, keepdim=True)
-    return grad_grad, grad_softmax
+        grad_grad = grad_of_grad - (grad_of_grad * exps).sum(dim, keepdim=True) / total
+    if needs[1] or needs[2]:
+        scale = grad.sum(dim, keepdim=True) / total
+        if needs[1]:
+            grad_exps = -grad_of_grad * scale
+        if needs[2]:
+            grad_total = (grad_of_grad * exps).sum(dim, keepdim=True) * scale / total
+    return grad_grad, grad_exps, grad_total
 
 
 # -- gelu --------------------------------------------------------------------------------

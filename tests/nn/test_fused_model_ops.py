@@ -56,12 +56,16 @@ def test_one_node_per_call(name):
                for fn_ in out.grad_fn.next_functions)
 
 
-def test_log_softmax_hidden_softmax_is_the_softmax():
+def test_log_softmax_hidden_exps_and_their_sum():
     from oxmera.ops.activation import _log_softmax
     x = oxmera.tensor([[1.0, 2.0, 3.0], [0.0, -1e4, 5.0]])
     both = _log_softmax(x, 1)
-    np.testing.assert_allclose(both.softmax.numpy(), F.softmax(x, 1).numpy(), rtol=1e-6)
+    exps = both.exps.numpy()
+    assert exps.shape == (2, 4)
+    np.testing.assert_allclose(exps[:, :3] / exps[:, 3:], F.softmax(x, 1).numpy(), rtol=1e-6)
     np.testing.assert_allclose(both.output.numpy(), F.log_softmax(x, 1).numpy())
+    column = _log_softmax(x, 0).exps.numpy()          # along dim 0: one more row
+    np.testing.assert_allclose(column[:2] / column[2:], F.softmax(x, 0).numpy(), rtol=1e-6)
 
 
 def test_gelu_bad_approximate():
