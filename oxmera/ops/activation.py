@@ -25,7 +25,6 @@ import numpy as np
 
 from oxmera._core.autograd import is_grad_enabled
 from oxmera.extend import op
-from oxmera.ops import _registry
 from oxmera.ops._utils import accumulation_dtype, narrow, normalize_dim
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.elementwise import erf, erf_values, exp, gt, sigmoid, tanh, where
@@ -137,6 +136,7 @@ def _(ctx, grad_of_grad, grad, output, dim):
     return grad_grad, grad_output
 
 
+@op(save=(), save_output=True, method=True, quiet=True)
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Log of the softmax along ``dim``: ``x - logsumexp(x, dim)``, computed stably.
 
@@ -149,71 +149,24 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     >>> oxmera.log_softmax(oxmera.tensor([0.0, 1e4]), dim=0)
     tensor([-10000.,      0.], dtype=float32)
     """
-    return _log_softmax(input, dim, dtype, _stacklevel=_stacklevel + 1).output
-
-
-_registry.add_tensor_attribute("log_softmax", log_softmax)
-
-
-# The op behind log_softmax has a second output no caller sees: the exps its
-# forward computed and, one more entry along ``dim``, their sum (the softmax
-# is their ratio), which the VJP needs: ``g - exps * (g.sum(dim) / sum)``.
-# Keeping them trades memory for time: one more array of the input's size
-# (plus a row) stays alive with the graph until backward, and the backward
-# skips an ``exp`` of the whole output (the most expensive pass of the op),
-# making the same passes as a hand-written version. Nothing recorded ever
-# depends on the hidden output, so its gradient is always zero (the engine
-# hands the VJP zeros): the VJP reads it only when it records nothing
-# (``create_graph=False``), and otherwise differentiates through ``exp`` of
-# the visible output.
-def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=4):
-    """The op behind :func:`log_softmax`: ``(log_softmax, exps)`` along ``dim``; ``exps``
-    holds ``exp(x - max)`` and, one past the end of ``dim``, its sum.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> from oxmera.ops.activation import _log_softmax
-    >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).exps
-    tensor([1., 1., 2.], dtype=float32)
-    """
     input, wide = _softmax_input(input, dtype, "log_softmax")
     d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
-    if input.ndim == 0:
-        return np.zeros_like(input), np.ones(2, wide)
-    length = input.shape[d]
-    shape = list(input.shape)
-    shape[d] += 1
-    hidden = np.empty(shape, wide)
-    exps = hidden[(slice(None),) * d + (slice(0, length),)]
-    total = hidden[(slice(None),) * d + (slice(length, length + 1),)]
     if input.size == 0:
-        total[...] = 0
-        return np.empty_like(input), hidden
-    out = _shifted(input.astype(wide, copy=False), d)       # a fresh array, reused for out
-    np.exp(out, out=exps)
-    np.add.reduce(exps, axis=d, keepdims=True, out=total)
-    out -= np.log(total)
-    # the exps stay in the wide dtype: float16's sum of 70000 equal exps is inf
-    return narrow(out, input.dtype), hidden
+        return np.empty_like(input)
+    if input.ndim == 0:
+        return np.zeros_like(input)
+    out = _shifted(input.astype(wide, copy=False), d)      # a fresh array, reused for out
+    out -= np.log(np.add.reduce(np.exp(out), axis=d, keepdims=True))
+    return narrow(out, input.dtype)
 
 
-_log_softmax = op("log_softmax", save=(), save_output=True, quiet=True,
-                  outputs=("output", "exps"))(_log_softmax_forward)
-
-
-@_log_softmax.vjp
-def _(ctx, grads, input, dim=None, dtype=None, *, _stacklevel=4):
-    out, hidden = ctx.output
-    grad = grads[0]     # grads[1], the hidden exps', is zero (see above)
+@log_softmax.vjp
+def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
+    out = ctx.output
     d = _softmax_dim(dim, out.ndim, "log_softmax")
     if out.ndim == 0:
         return zeros_like(grad)
-    if is_grad_enabled():
-        return log_softmax_backward(grad, out, d)
-    length = out.shape[d]
-    return log_softmax_backward_exps(grad, hidden.narrow(d, 0, length),
-                                     hidden.narrow(d, length, 1), d)
+    return log_softmax_backward(grad, out, d)
 
 
 @op(inputs=2, save=("grad", "output"), quiet=True)
@@ -230,7 +183,7 @@ def log_softmax_backward(grad, output, dim):
     dtype = np.result_type(grad, output)
     # float16 in float32, as the forward.
     out = np.exp(output, dtype=accumulation_dtype(dtype))
-    out *= np.add.reduce(grad, axis=dim, keepdims=True, dtype=out.dtype)
+    out *= _row_sum(grad, dim, out.dtype)
     np.subtract(grad, out, out=out)
     return narrow(out, dtype)
 
@@ -255,45 +208,6 @@ def _row_sum(grad, dim, dtype):
         first = grad[(slice(None),) * dim + (slice(0, 1),)]
         return np.multiply(first, grad.shape[dim], dtype=dtype)
     return np.add.reduce(grad, axis=dim, keepdims=True, dtype=dtype)
-
-
-@op(inputs=3, save=("grad", "exps", "total"), quiet=True)
-def log_softmax_backward_exps(grad, exps, total, dim):
-    """The VJP of log_softmax from the exps its forward kept: ``grad - exps * (grad.sum(dim)
-    / total)``, ``total`` the exps' sum along ``dim`` (so ``exps / total`` is the softmax).
-
-    What ``log_softmax_backward`` computes without taking ``exp`` of the output.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> from oxmera.ops.activation import log_softmax_backward_exps
-    >>> log_softmax_backward_exps(oxmera.tensor([1.0, 0.0]), oxmera.tensor([1.0, 1.0]),
-    ...                           oxmera.tensor([2.0]), 0)
-    tensor([ 0.5, -0.5], dtype=float32)
-    """
-    dtype = np.result_type(grad, exps, total)
-    wide = accumulation_dtype(dtype)
-    factor = _row_sum(grad, dim, wide)
-    factor /= total
-    out = np.multiply(exps, np.negative(factor, out=factor), dtype=wide)
-    out += grad
-    return narrow(out, dtype)
-
-
-@log_softmax_backward_exps.vjp
-def _(ctx, grad_of_grad, grad, exps, total, dim):
-    needs = ctx.needs_input_grad
-    grad_grad = grad_exps = grad_total = None
-    if needs[0]:
-        grad_grad = grad_of_grad - (grad_of_grad * exps).sum(dim, keepdim=True) / total
-    if needs[1] or needs[2]:
-        scale = grad.sum(dim, keepdim=True) / total
-        if needs[1]:
-            grad_exps = -grad_of_grad * scale
-        if needs[2]:
-            grad_total = (grad_of_grad * exps).sum(dim, keepdim=True) * scale / total
-    return grad_grad, grad_exps, grad_total
 
 
 # -- gelu --------------------------------------------------------------------------------

@@ -48,43 +48,6 @@ add_torch_cases(
 )
 
 
-# -- log_softmax's VJP from the exps its forward kept ------------------------------------
-
-def _from_exps(dim):
-    from oxmera.ops.activation import log_softmax_backward_exps
-    return lambda g, e, t: log_softmax_backward_exps(g, e, t, dim)
-
-
-add_cases(
-    "log_softmax_backward_exps",
-    ("3x4-dim1", _from_exps(1), (Leaf((3, 4)), Leaf((3, 4), "positive"), Leaf((3, 1), "positive"))),
-    ("3x4-dim0", _from_exps(0), (Leaf((3, 4)), Leaf((3, 4), "positive"), Leaf((1, 4), "positive"))),
-    ("0d", lambda g, e, t: _from_exps(0)(g.reshape(1), e.reshape(1), t.reshape(1)),
-     (Leaf(()), Leaf((), "positive"), Leaf((), "positive"))),
-    ("size-0", _from_exps(1), (Leaf((0, 3)), Leaf((0, 3), "positive"), Leaf((0, 1), "positive"))),
-    ("transposed", _from_exps(-1), (T((3, 4)), S((3, 4), "positive"), Leaf((3, 1), "positive"))),
-    # a gradient broadcast along the dim (mean's seed): summed as one slice times the length
-    ("broadcast-grad", lambda g, e, t: _from_exps(1)(g.expand(3, 4), e, t),
-     (Leaf((3, 1)), Leaf((3, 4), "positive"), Leaf((3, 1), "positive"))),
-    ("no-grad-exps", _from_exps(1),
-     (Leaf((2, 3)), const((2, 3), "positive"), const((2, 1), "positive"))),
-)
-
-
-def _lib_from_exps(lib, g, x):
-    if lib.__name__ == "torch":
-        # log_softmax's VJP given its output
-        return lib.ops.aten._log_softmax_backward_data(g, lib.log_softmax(x, 1), 1, x.dtype)
-    exps = (x - x.max(1, keepdim=True).values).exp()
-    return _from_exps(1)(g, exps, exps.sum(1, keepdim=True))
-
-
-add_torch_cases(
-    "log_softmax_backward_exps",
-    ("3x4", _lib_from_exps, (Leaf((3, 4)), Leaf((3, 4)))),
-)
-
-
 # -- gelu and its VJP ------------------------------------------------------------------------
 
 def _gelu(approximate):
