@@ -13,10 +13,14 @@ Each has a numerical reason not to be composed from elementwise ops:
   is ``logaddexp(0, beta * x)`` and the derivative ``sigmoid(beta * x)``,
   both finite everywhere.
 
-Activations that compose exactly from elementwise ops (relu, leaky_relu,
-elu, gelu, silu, ...) are defined in :mod:`oxmera.nn.functional`.
-``softmax`` and ``log_softmax`` are also ``oxmera.softmax`` and Tensor
-methods, as in PyTorch; ``softplus`` is only in ``oxmera.nn.functional``.
+- ``gelu`` is one op for speed (both approximations): composed, it was six
+  ops, and ``erf``, its one expensive pass, ran again in the backward; the
+  op keeps the CDF it computed (see the comment at ``_gelu_forward``).
+
+Activations that compose exactly from elementwise ops (leaky_relu, elu,
+silu, ...) are defined in :mod:`oxmera.nn.functional`. ``softmax`` and
+``log_softmax`` are also ``oxmera.softmax`` and Tensor methods, as in
+PyTorch; ``softplus`` and ``gelu`` are only in ``oxmera.nn.functional``.
 """
 import math
 import warnings
