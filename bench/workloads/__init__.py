@@ -86,6 +86,7 @@ WORKLOAD_MODULES = {
     "matmul": "matmul",
     "softmax_rows": "softmax_rows",
     "conv": "conv2d",
+    "digits_cnn": "digits_cnn",
 }
 
 

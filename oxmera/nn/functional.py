@@ -33,7 +33,7 @@ from oxmera.ops.fold import *  # noqa: F403
 from oxmera.ops.loss import *  # noqa: F403
 from oxmera.ops.normalization import *  # noqa: F403
 from oxmera.ops.pooling import *  # noqa: F403
-from oxmera.ops import activation as _activation, conv as _conv, loss as _loss
+from oxmera.ops import activation as _activation, blas as _blas, conv as _conv, loss as _loss
 from oxmera.ops import attention as _attention
 from oxmera.ops import conv_transpose as _conv_transpose, fold as _fold
 from oxmera.nn import _activation_functions as _activation_functions
@@ -46,8 +46,7 @@ from oxmera.ops import normalization as _normalization
 from oxmera.ops import pooling as _pooling
 from oxmera.ops import elementwise as _elementwise
 from oxmera.ops.activation import softplus
-from oxmera.ops.elementwise import erf, expm1, gt, rsqrt, sigmoid, tanh, where
-from oxmera.ops.linalg import matmul
+from oxmera.ops.elementwise import expm1, gt, rsqrt, sigmoid, tanh, where  # noqa: F401 (tanh: F.tanh)
 from oxmera.ops._utils import accumulation_dtype
 from oxmera.ops.loss import _check_reduction, _reduce, _sum_over
 from oxmera.ops.shape import cat
@@ -99,8 +98,7 @@ def linear(input, weight, bias=None):
             raise OpError(f"linear(): bias of shape {bias.shape} does not broadcast to the "
                           f"output shape {out_shape} (input {input.shape}, weight "
                           f"{weight.shape})")
-    out = matmul(input, weight.T if weight.ndim == 2 else weight)
-    return out if bias is None else out + bias
+    return _blas.linear(input, weight, bias)
 
 
 # -- activations ---------------------------------------------------------------------------
@@ -190,30 +188,7 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, inplace=True)
 
 
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def gelu(input, approximate="none"):
-    """Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
-
-    ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``;
-    ``'tanh'``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> import oxmera.nn.functional as F
-    >>> F.gelu(oxmera.tensor([0.0, 1.0]))
-    tensor([0.    , 0.8413], dtype=float32)
-    """
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
-    input = _tensor(input, "gelu")
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
-        return input * (tanh(inner) + 1) * 0.5
-    return input * (erf(input * _SQRT_HALF) + 1) * 0.5
+gelu = _activation.gelu     # one op with a fused VJP (oxmera.ops.activation)
 
 
 def silu(input, inplace=False):
@@ -291,6 +266,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     input = _tensor(input, "layer_norm")
     shape = _shape_tuple(normalized_shape, "layer_norm", "normalized_shape")
     k = len(shape)
+    if k == 0:
+        raise OpError(f"layer_norm(): expected normalized_shape to be at least 1-dimensional, "
+                      f"got normalized_shape {shape} (input of shape {input.shape})")
     if k > input.ndim or input.shape[input.ndim - k:] != shape:
         raise OpError(f"layer_norm(): normalized_shape {shape} expects an input of shape "
                       f"(*, {', '.join(map(str, shape))}), got input of shape {input.shape}")
@@ -300,20 +278,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                           f"normalized_shape {shape}")
     if input.dtype.kind != "f":
         raise TypeError(f"layer_norm(): expected a floating point input, got dtype {input.dtype}")
-    dims = tuple(range(input.ndim - k, input.ndim))
-    # float16 is normalized in float32 and rounded once, as PyTorch does: the
-    # squared deviations of values 1000 apart are inf in float16.
-    x, weight, bias = _widen(input, weight, bias)
-    centered = x - x.mean(dims, keepdim=True)
-    var = (centered * centered).mean(dims, keepdim=True)
-    # times rsqrt, not divided by sqrt: mul's VJP makes two full-size
-    # passes over the input where div's makes four.
-    out = centered * rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out.to(input.dtype)
+    # one op with a fused VJP (oxmera.ops.normalization)
+    return _normalization._layer_norm(input, weight, bias, k, eps).output
 
 
 def _widen(input, *others):

@@ -13,19 +13,25 @@ Each has a numerical reason not to be composed from elementwise ops:
   is ``logaddexp(0, beta * x)`` and the derivative ``sigmoid(beta * x)``,
   both finite everywhere.
 
-Activations that compose exactly from elementwise ops (relu, leaky_relu,
-elu, gelu, silu, ...) are defined in :mod:`oxmera.nn.functional`.
-``softmax`` and ``log_softmax`` are also ``oxmera.softmax`` and Tensor
-methods, as in PyTorch; ``softplus`` is only in ``oxmera.nn.functional``.
+- ``gelu`` is one op for speed (both approximations): composed, it was six
+  ops, and ``erf``, its one expensive pass, ran again in the backward; the
+  op keeps the CDF it computed (see the comment at ``_gelu_forward``).
+
+Activations that compose exactly from elementwise ops (leaky_relu, elu,
+silu, ...) are defined in :mod:`oxmera.nn.functional`. ``softmax`` and
+``log_softmax`` are also ``oxmera.softmax`` and Tensor methods, as in
+PyTorch; ``softplus`` and ``gelu`` are only in ``oxmera.nn.functional``.
 """
+import math
 import warnings
 
 import numpy as np
 
+from oxmera._core.autograd import is_grad_enabled
 from oxmera.extend import op
 from oxmera.ops._utils import accumulation_dtype, narrow, normalize_dim
 from oxmera.ops.creation import zeros_like
-from oxmera.ops.elementwise import exp, gt, sigmoid, where
+from oxmera.ops.elementwise import erf, erf_values, exp, gt, sigmoid, tanh, where
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -153,8 +159,8 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
         return np.empty_like(input)
     if input.ndim == 0:
         return np.zeros_like(input)
-    shifted = _shifted(input.astype(wide, copy=False), d)
-    out = shifted - np.log(np.add.reduce(np.exp(shifted), axis=d, keepdims=True))
+    out = _shifted(input.astype(wide, copy=False), d)      # a fresh array, reused for out
+    out -= np.log(np.add.reduce(np.exp(out), axis=d, keepdims=True))
     return narrow(out, input.dtype)
 
 
@@ -181,7 +187,7 @@ def log_softmax_backward(grad, output, dim):
     dtype = np.result_type(grad, output)
     # float16 in float32, as the forward.
     out = np.exp(output, dtype=accumulation_dtype(dtype))
-    out *= np.add.reduce(grad, axis=dim, keepdims=True, dtype=out.dtype)
+    out *= _row_sum(grad, dim, out.dtype)
     np.subtract(grad, out, out=out)
     return narrow(out, dtype)
 
@@ -197,6 +203,158 @@ def _(ctx, grad_of_grad, grad, output, dim):
     if needs[1]:
         grad_output = -grad_of_grad * softmax_ * grad.sum(dim, keepdim=True)
     return grad_grad, grad_output
+
+
+def _row_sum(grad, dim, dtype):
+    """``grad.sum(dim, keepdims=True)``; one slice times the length where ``grad`` is
+    broadcast along ``dim`` (the seed of ``mean`` or ``sum``: a stride-0 view)."""
+    if grad.ndim and grad.strides[dim] == 0:
+        first = grad[(slice(None),) * dim + (slice(0, 1),)]
+        return np.multiply(first, grad.shape[dim], dtype=dtype)
+    return np.add.reduce(grad, axis=dim, keepdims=True, dtype=dtype)
+
+
+# -- gelu --------------------------------------------------------------------------------
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715
+_GELU_APPROXIMATIONS = ("none", "tanh")
+
+
+# gelu is one op, not the composition x * (erf(x / sqrt 2) + 1) / 2: that
+# was six ops and as many VJPs, and erf (the one expensive pass: about 30
+# times tanh's cost on float32) ran again in the backward, through erf's VJP.
+# The op keeps the Gaussian CDF its forward computed as a second output no
+# caller sees (one more array of the input's size alive until backward, the
+# memory paid for not evaluating erf twice); its VJP reads it only when it
+# records nothing, and otherwise differentiates the composed derivative, so
+# the hidden output never gets a gradient (as log_softmax's softmax above).
+def _gelu_forward(input, approximate="none"):
+    """The op behind ``nn.functional.gelu``: ``(x * cdf, cdf)``, ``cdf`` the Gaussian CDF
+    at ``x`` (``approximate='none'``) or its tanh approximation.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import _gelu
+    >>> _gelu(oxmera.tensor([0.0, 1.0])).output
+    tensor([0.    , 0.8413], dtype=float32)
+    """
+    wide = accumulation_dtype(input.dtype)
+    x = input.astype(wide, copy=False)
+    if approximate == "tanh":
+        cdf = x * x
+        cdf *= _GELU_CUBIC
+        cdf += 1
+        cdf *= x
+        cdf *= _SQRT_2_OVER_PI
+        cdf = np.tanh(cdf)
+    else:
+        cdf = erf_values(x * _SQRT_HALF)
+    cdf += 1
+    cdf *= 0.5
+    # the cdf stays in the wide dtype (float32 for float16): the backward's precision
+    return narrow(x * cdf, input.dtype), np.asarray(cdf)
+
+
+_gelu = op("gelu", save=("input",), save_output=True, float_only=True, quiet=True,
+           outputs=("output", "cdf"))(_gelu_forward)
+
+
+@_gelu.vjp
+def _(ctx, grads, input, approximate="none"):
+    grad = grads[0]     # grads[1], the hidden cdf's, is zero (see above)
+    if not is_grad_enabled():
+        return gelu_backward(grad, input, ctx.output[1], approximate)
+    # create_graph: the derivative composed from ops, differentiable to any order
+    if approximate == "tanh":
+        t = tanh((input + input * input * input * _GELU_CUBIC) * _SQRT_2_OVER_PI)
+        slope = (1 - t * t) * (input * input * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
+        return grad * ((t + 1) * 0.5 + input * slope * 0.5)
+    cdf = (erf(input * _SQRT_HALF) + 1) * 0.5
+    pdf = exp(input * input * -0.5) * _INV_SQRT_2PI
+    return grad * (cdf + input * pdf)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``, or its tanh approximation.
+
+    ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``;
+    ``'tanh'``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
+    One op with a fused VJP (``nn.functional.gelu`` is this function).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> import oxmera.nn.functional as F
+    >>> F.gelu(oxmera.tensor([0.0, 1.0]))
+    tensor([0.    , 0.8413], dtype=float32)
+    >>> F.gelu(oxmera.tensor([1.0]), approximate="tanh")
+    tensor([0.8412], dtype=float32)
+    """
+    if approximate not in _GELU_APPROXIMATIONS:
+        raise ValueError(f"gelu(): approximate must be 'none' or 'tanh', got {approximate!r}")
+    return _gelu(input, approximate).output
+
+
+@op(inputs=3, quiet=True)
+def gelu_backward(grad, input, cdf, approximate="none"):
+    """The VJP of gelu given the CDF its forward kept: ``grad * (cdf + x * cdf'(x))``.
+
+    ``cdf`` is the Gaussian CDF at ``input`` (``approximate='none'``: its
+    derivative is the density ``exp(-x**2 / 2) / sqrt(2 pi)``) or the tanh
+    approximation ``(1 + t) / 2`` (derivative ``2 cdf (1 - cdf) sqrt(2 / pi)
+    (1 + 3 * 0.044715 x**2)``). All three are inputs: its own VJP treats
+    ``cdf`` as independent of ``input``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import gelu_backward
+    >>> gelu_backward(oxmera.tensor([1.0]), oxmera.tensor([0.0]), oxmera.tensor([0.5]))
+    tensor([0.5], dtype=float32)
+    """
+    dtype = np.result_type(grad, input, cdf)
+    wide = accumulation_dtype(dtype)
+    if not np.shape(grad) == np.shape(input) == np.shape(cdf):
+        grad, input, cdf = np.broadcast_arrays(grad, input, cdf)   # the in-place steps below
+    x = np.asarray(input, wide)
+    if approximate == "tanh":
+        slope = np.multiply(x, x, dtype=wide)
+        slope *= 3 * _GELU_CUBIC
+        slope += 1
+        slope *= (1 - cdf) * cdf
+        slope *= 2 * _SQRT_2_OVER_PI
+    else:
+        slope = np.multiply(x, x, dtype=wide)
+        slope *= -0.5
+        slope = np.exp(slope)
+        slope *= _INV_SQRT_2PI
+    slope *= x
+    slope += cdf
+    slope *= grad
+    return narrow(slope, dtype)
+
+
+@gelu_backward.vjp
+def _(ctx, grad_of_grad, grad, input, cdf, approximate="none"):
+    needs = ctx.needs_input_grad
+    x = input
+    if approximate == "tanh":
+        scale = (1 - cdf) * cdf * (2 * _SQRT_2_OVER_PI)
+        cubic = x * x * (3 * _GELU_CUBIC) + 1
+        d_grad = cdf + x * cubic * scale if needs[0] else None
+        d_input = grad * scale * (x * x * (9 * _GELU_CUBIC) + 1) if needs[1] else None
+        d_cdf = (grad * (x * cubic * ((1 - cdf * 2) * (2 * _SQRT_2_OVER_PI)) + 1)
+                 if needs[2] else None)
+    else:
+        pdf = exp(x * x * -0.5) * _INV_SQRT_2PI
+        d_grad = cdf + x * pdf if needs[0] else None
+        d_input = grad * pdf * (1 - x * x) if needs[1] else None
+        d_cdf = grad if needs[2] else None
+    return tuple(None if d is None else grad_of_grad * d for d in (d_grad, d_input, d_cdf))
 
 
 @op(save=("input",), float_only=True, quiet=True)

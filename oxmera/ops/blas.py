@@ -1,13 +1,25 @@
 """BLAS-style fused products: ``addmm``, ``addmv``, ``addbmm``, ``baddbmm``
-(``beta * input + alpha * product``) and chains of matrix products
-(``chain_matmul``, ``linalg.multi_dot``).
+(``beta * input + alpha * product``), chains of matrix products
+(``chain_matmul``, ``linalg.multi_dot``) and the op behind
+``nn.functional.linear``.
 
-All are composed from ``matmul`` and elementwise ops, so they need no VJP of
-their own; what this module adds is PyTorch's shape checks and its rule that
-``beta=0`` ignores ``input`` (nan and inf in it do not propagate). The
-products themselves are in ``oxmera.ops.linalg``.
+``addmm`` and the others are composed from ``matmul`` and elementwise ops, so
+they need no VJP of their own; what this module adds is PyTorch's shape
+checks and its rule that ``beta=0`` ignores ``input`` (nan and inf in it do
+not propagate). The products themselves are in ``oxmera.ops.linalg``.
+
+``linear`` is a primitive (PyTorch's ``addmm`` with the weight transposed):
+every layer of every model calls it, and composed it cost a ``matmul`` of a
+batched input against a transposed weight (NumPy runs one small product per
+batch element, and the weight's gradient was a batch of products summed
+afterwards), a transpose and an ``add``, each with its own node and VJP.
 """
+import math
+
+import numpy as np
+
 from oxmera._core import autograd as _core
+from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops.elementwise import add, mul
 from oxmera.ops.linalg import matmul
@@ -43,6 +55,76 @@ def _combine(opname, input, product, beta, alpha):
         # PyTorch: input is ignored, so nan or inf in it does not propagate.
         return scaled
     return add(scaled, input if beta == 1 else mul(input, beta))
+
+
+@op(inputs=3, save=("input", "weight"), promote=True)
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` as one product: the op behind ``nn.functional.linear``.
+
+    ``weight`` is ``(out_features, in_features)`` (or ``(in_features,)``: one
+    output per row); leading dims of ``input`` are flattened into one matrix
+    so that BLAS runs one product, and ``bias`` is added in place. The shapes
+    are checked by ``nn.functional.linear``. Its VJP is three products at most:
+    ``grad @ weight``, ``grad.T @ input`` and ``grad`` summed over the batch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.blas import linear
+    >>> linear(oxmera.ones(2, 3), oxmera.ones(4, 3), oxmera.arange(4.0))
+    tensor([[3., 4., 5., 6.],
+            [3., 4., 5., 6.]], dtype=float32)
+    """
+    if weight.ndim == 2 and input.ndim > 2:
+        out = np.matmul(input.reshape(_rows(input.shape)), weight.T)
+        out = out.reshape(input.shape[:-1] + weight.shape[:1])
+    else:
+        out = np.matmul(input, weight.T)
+    if bias is not None:
+        if isinstance(out, np.ndarray) and out.shape == np.broadcast_shapes(out.shape,
+                                                                            np.shape(bias)):
+            out += bias             # a fresh array: no second full-size temporary
+        else:
+            out = out + bias        # a 0-d product (1-D input and weight) is a NumPy scalar
+    return np.asarray(out)
+
+
+@linear.vjp
+def _(ctx, grad, input, weight, bias=None):
+    needs = ctx.needs_input_grad
+    grad_input = grad_weight = grad_bias = None
+    if weight.ndim == 1:
+        # out = input @ weight: an (outer) product with the grad of one value per row.
+        column = grad.unsqueeze(-1)
+        if needs[0]:
+            grad_input = column * weight
+        if needs[1]:
+            grad_weight = column * input      # the engine sums it over the rows
+        return grad_input, grad_weight, grad if needs[2] else None
+    if input.ndim == 1:
+        # one row: the weight's gradient is an outer product
+        if needs[0]:
+            grad_input = grad @ weight
+        if needs[1]:
+            grad_weight = grad.unsqueeze(-1) * input
+        return grad_input, grad_weight, grad if needs[2] else None
+    # Every leading dim is one batch: one matrix product each, not one per row block.
+    rows = grad.reshape(_rows(grad.shape)) if grad.ndim != 2 else grad
+    if needs[0]:
+        grad_input = rows @ weight
+        if grad.ndim != 2:
+            grad_input = grad_input.reshape(input.shape)
+    if needs[1]:
+        grad_weight = rows.mT @ input.reshape(_rows(input.shape))
+    if needs[2]:
+        # a (out,) or 0-d bias (the engine sums the rest); else the engine reduces grad itself
+        grad_bias = rows.sum(0) if len(ctx.input_shape(2)) <= 1 else grad
+    return grad_input, grad_weight, grad_bias
+
+
+def _rows(shape):
+    """``shape`` as one matrix: its leading dims flattened (not ``-1``: sizes may be 0)."""
+    return (math.prod(shape[:-1]), shape[-1])
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):

@@ -243,6 +243,36 @@ def _im2col(windows, groups):
     return np.ascontiguousarray(windows).reshape(n, groups, c // groups * kernel, positions)
 
 
+#: A convolution whose output has fewer positions per sample than this runs as
+#: one matrix product over the whole batch instead of one per sample: the
+#: products of small images (8x8, 4x4 in a digits CNN) are too small for BLAS
+#: to reach its speed, and the weight's gradient was a batch of products
+#: summed afterwards (measured on the demo's digits CNN, bench/ digits_cnn).
+_BATCHED_POSITIONS = 256
+
+
+def _batch_layout(positions):
+    return positions < _BATCHED_POSITIONS
+
+
+def _batch_columns(windows, groups):
+    """The im2col matrix of a whole batch, ``(g, C/g*K, N*P)``, from a window view
+    ``(N, C, *kernel, *out)``: the samples side by side, as one product needs them."""
+    n, c = windows.shape[:2]
+    nd = (windows.ndim - 2) // 2
+    kernel, positions = math.prod(windows.shape[2:2 + nd]), math.prod(windows.shape[2 + nd:])
+    order = (1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))   # (C, *kernel, N, *out)
+    return np.ascontiguousarray(windows.transpose(order)).reshape(
+        groups, c // groups * kernel, n * positions)
+
+
+def _channels_first(array, groups):
+    """``array`` (N, O, *spatial) as ``(g, O/g, N*P)`` (a copy unless it is laid out so)."""
+    n, o = array.shape[:2]
+    order = (1, 0, *range(2, array.ndim))
+    return np.ascontiguousarray(array.transpose(order)).reshape(groups, o // groups, -1)
+
+
 def _correlate(x, w, stride, pads, dilation, groups, out_size):
     """The convolution (a cross-correlation) of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *k)."""
     n, o = x.shape[0], w.shape[0]
@@ -250,6 +280,11 @@ def _correlate(x, w, stride, pads, dilation, groups, out_size):
     dtype = np.result_type(x.dtype, w.dtype)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size)
     windows = _windows(_pad(x, pads, 0), w.shape[2:], stride, dilation, out_size)
+    if _batch_layout(positions):
+        # (g, O/g, K) @ (g, K, N*P): an (O, N, *out) array, returned as its
+        # (N, O, *out) view (no copy; later ops take any strides)
+        out = np.matmul(wm, _batch_columns(windows, groups))
+        return out.reshape((o, n) + tuple(out_size)).swapaxes(0, 1)
     out = np.empty((n, groups, o // groups, positions), dtype)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
         # (g, O/g, K) @ (n, g, K, P) -> (n, g, O/g, P): already (N, O, Ho, Wo) in memory.
@@ -264,9 +299,17 @@ def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
     size, positions = math.prod(w.shape[1:]), math.prod(out_size)
     dtype = np.result_type(grad.dtype, w.dtype)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size).transpose(0, 2, 1)
-    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
     spatial = tuple(input_shape[2:])
     padded = tuple(length + lo + hi for length, (lo, hi) in zip(spatial, pads))
+    if _batch_layout(positions):
+        # (g, K, O/g) @ (g, O/g, N*P): the batch's im2col gradient, (C, *kernel, N, *out)
+        cols = np.matmul(wm, _channels_first(grad, groups)).reshape(
+            (channels,) + tuple(kernel) + (n,) + tuple(out_size))
+        out = np.zeros((channels, n) + padded, dtype)       # col2im channel-first, as cols
+        _add_windows(out, lambda *taps: cols[(slice(None),) + taps], kernel, stride, dilation,
+                     out_size)
+        return _unpad(out.swapaxes(0, 1), pads, spatial)
+    gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
     out = np.zeros((n, channels) + padded, dtype)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
         # (g, K, O/g) @ (n, g, O/g, P): the gradient of the im2col matrix, then col2im.
@@ -282,6 +325,13 @@ def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups
     size, positions = math.prod(weight_shape[1:]), math.prod(grad.shape[2:])
     dtype = np.result_type(x.dtype, grad.dtype)
     windows = _windows(_pad(x, pads, 0), weight_shape[2:], stride, dilation, grad.shape[2:])
+    if _batch_layout(positions):
+        # (g, O/g, N*P) @ (g, N*P, K): the sum over the samples is in the product
+        wide = accumulation_dtype(dtype)
+        total = np.matmul(_channels_first(grad, groups).astype(wide, copy=False),
+                          _batch_columns(windows, groups).astype(wide, copy=False)
+                          .transpose(0, 2, 1))
+        return narrow(total.reshape(weight_shape), dtype)
     gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
     # The sum over the samples accumulates in float32 for float16 (as PyTorch).
     total = np.zeros((groups, o // groups, size), accumulation_dtype(dtype))

