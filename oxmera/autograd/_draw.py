@@ -39,8 +39,24 @@ def _dtype_text(dtype):
 
 def _grad_text(grad):
     data = np.asarray(grad._data, dtype=np.float64)
+    if data.size == 1:              # a scalar (micrograd's picture): its value
+        return f"grad {data.item():.4g}"
     norm = float(np.sqrt(np.sum(data * data))) if data.size else 0.0
     return f"grad {_shape_text(data.shape)} norm {norm:.4g}"
+
+
+def _tensor_text(t):
+    data = t._data
+    if data.size == 1 and data.dtype.kind in "fiub":
+        return f"data {data.item():.4g}"
+    return f"{_shape_text(data.shape)} {_dtype_text(data.dtype)}"
+
+
+def _grad_of(t):
+    # .grad where it is kept (a leaf, or retain_grad()): no warning for the rest.
+    if t.is_leaf or t.retains_grad:
+        return t.grad
+    return None
 
 
 class _Graph:
@@ -50,14 +66,13 @@ class _Graph:
         self.boxes = {}             # key -> [kind, title, detail lines, object]
         self.order = []             # keys, outputs first (breadth-first)
         self.edges = []             # (from key, to key, label lines)
-        self.hidden = 0             # nodes not shown (above the limit)
 
 
 def _walk(tensors, params, show_saved, show_grads, max_nodes):
     graph = _Graph()
     names = {id(t): name for name, t in (params or {}).items()}
     seen = {}                       # id(node or leaf) -> key; the objects stay alive in boxes
-    limit = max_nodes
+    walk_limit = 100 * max_nodes
 
     def box(obj, kind, title, detail):
         key = f"n{len(graph.order)}"
@@ -71,18 +86,16 @@ def _walk(tensors, params, show_saved, show_grads, max_nodes):
         if found is not None:
             return found
         title = names.get(id(t), "")
-        detail = [f"{_shape_text(t.shape)} {_dtype_text(t.dtype)}"]
-        if show_grads and t.grad is not None:
+        detail = [_tensor_text(t)]
+        if show_grads and _grad_of(t) is not None:
             detail.append(_grad_text(t.grad))
         return box(t, "leaf", title, detail)
 
     queue = []
     for i, t in enumerate(tensors):
-        if not isinstance(t, _core.Tensor):
-            raise TypeError(f"draw(): expected Tensors, got {type(t).__name__} at {i}")
         title = names.get(id(t), "output" if len(tensors) == 1 else f"output {i}")
-        detail = [f"{_shape_text(t.shape)} {_dtype_text(t.dtype)}"]
-        if show_grads and t.grad is not None:
+        detail = [_tensor_text(t)]
+        if show_grads and _grad_of(t) is not None:
             detail.append(_grad_text(t.grad))
         out_key = box(t, "output", title, detail)
         fn = t.grad_fn
@@ -109,19 +122,36 @@ def _walk(tensors, params, show_saved, show_grads, max_nodes):
                 continue
             target = seen.get(id(nxt))
             if target is None:
-                if len(queue) >= limit:
-                    graph.hidden += 1
-                    target = seen.get("hidden")
-                    if target is None:
-                        target = box("hidden", "hidden", "", [])
-                        seen["hidden"] = target
-                    graph.edges.append((key, target, label))
+                if len(queue) >= walk_limit:
+                    graph.edges.append((key, _HIDDEN, label))
                     continue
                 target = box(nxt, "node", nxt.name(), _node_detail(nxt, show_saved))
                 queue.append(nxt)
             graph.edges.append((key, target, label))
-    if graph.hidden:
-        graph.boxes[seen["hidden"]][1] = f"... {graph.hidden} more edges not shown"
+    return graph
+
+
+_HIDDEN = "hidden"                  # the key of the box standing for what is left out
+
+
+def _truncate(graph, max_nodes):
+    # Keep the first max_nodes nodes (breadth-first from the outputs) and the
+    # leaves they reach; every edge to the rest goes to one box instead.
+    nodes = [k for k in graph.order if graph.boxes[k][0] == "node"]
+    dropped = set(nodes[max_nodes:])
+    edges = []
+    for a, b, label in graph.edges:
+        if a in dropped:
+            continue
+        edges.append((a, _HIDDEN if b in dropped else b, label))
+    reached = {b for _, b, _ in edges}
+    graph.order = [k for k in graph.order if k not in dropped and (
+        graph.boxes[k][0] in ("node", "output") or k in reached)]
+    hidden = sum(1 for _, b, _ in edges if b == _HIDDEN)
+    if hidden:
+        graph.boxes[_HIDDEN] = ["hidden", f"... {hidden} more edges not shown", [], None]
+        graph.order.append(_HIDDEN)
+    graph.edges = edges
     return graph
 
 
@@ -168,7 +198,7 @@ def _collapse_chains(graph, max_nodes):
             if len(nxt) != 1:
                 break
             b = nxt[0][0]
-            if (graph.boxes[b][0] != "node" or graph.boxes[b][1] != graph.boxes[key][1]
+            if (b not in graph.boxes or graph.boxes[b][0] != "node" or graph.boxes[b][1] != graph.boxes[key][1]
                     or len(ins.get(b, ())) != 1 or b in merged):
                 break
             run.append(b)
@@ -240,6 +270,25 @@ class GraphPicture:
     Made by :func:`draw`. The DOT source is written at each use, so a picture
     drawn with ``show_grads=True`` before a backward shows the gradients
     after it. Rendering (``_repr_svg_``, ``pipe``, ``save``) needs Graphviz.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import oxmera
+    >>> from oxmera.autograd.graph import draw
+    >>> x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+    >>> picture = draw((x * x).sum(), params={"x": x})
+    >>> boxes, edges, order = picture.graph()
+    >>> [boxes[k][1] for k in order], edges
+    (['output', 'SumBackward', 'MulBackward', 'x'], [('n0', 'n1', []), ('n1', 'n2', []), ('n2', 'n3', []), ('n2', 'n3', [])])
+    >>> try:                        # rendering needs Graphviz: skipped without it
+    ...     with tempfile.TemporaryDirectory() as folder:
+    ...         path = picture.save(os.path.join(folder, "graph.png"))
+    ...         rendered = open(path, "rb").read(8) == b"\\x89PNG\\r\\n\\x1a\\n"
+    ... except ImportError:
+    ...     rendered = True
+    >>> rendered
+    True
     """
 
     def __init__(self, tensors, params, show_saved, show_grads, max_nodes, format):
@@ -249,18 +298,19 @@ class GraphPicture:
     def graph(self):
         """The boxes and edges as shown: ``(boxes, edges)`` with boxes ``{key: (kind, title,
         details)}`` and edges ``[(from key, to key, label lines)]``."""
-        tensors, params, show_saved, show_grads, max_nodes = self._args
-        graph = _collapse_chains(_walk(tensors, params, show_saved, show_grads, max_nodes),
-                                 max_nodes)
-        boxes = {k: tuple(v[:3]) for k, v in graph.boxes.items()}
-        return boxes, list(graph.edges), graph.order
+        graph = self._build()
+        boxes = {k: tuple(v[:3]) for k in graph.order for v in (graph.boxes[k],)}
+        return boxes, list(graph.edges), list(graph.order)
 
     @property
     def source(self):
         """The graph in Graphviz's DOT language (needs no Graphviz)."""
+        return _dot_source(self._build())
+
+    def _build(self):
         tensors, params, show_saved, show_grads, max_nodes = self._args
-        return _dot_source(_collapse_chains(
-            _walk(tensors, params, show_saved, show_grads, max_nodes), max_nodes))
+        graph = _walk(tensors, params, show_saved, show_grads, max_nodes)
+        return _truncate(_collapse_chains(graph, max_nodes), max_nodes)
 
     def pipe(self, format=None):
         """The rendered picture as bytes (``format``: svg, png, pdf...; default: the picture's)."""
@@ -346,7 +396,8 @@ def draw(*tensors, params=None, show_saved=False, show_grads=False, path=None, f
     max_nodes : int
         Above this many nodes, runs of one op in a chain are folded into one
         box (``TanhBackward x 200``), and what is still beyond it is left out
-        (one box says how many edges lead there): big graphs never hang.
+        (one box says how many edges lead there). The walk stops after
+        ``100 * max_nodes`` nodes: big graphs never hang.
 
     Returns
     -------
@@ -364,11 +415,11 @@ def draw(*tensors, params=None, show_saved=False, show_grads=False, path=None, f
     >>> print(picture.source)  # doctest: +ELLIPSIS
     digraph oxmera_graph {
     ...
-      n0 [... label=<<b>output</b><br/>() float32>];
+      n0 [... label=<<b>output</b><br/>data -4>];
       n1 [... label=<<b>AddBackward</b>>];
       n2 [... label=<<b>MulBackward</b>>];
-      n3 [... label=<<b>a</b><br/>() float32>];
-      n4 [... label=<<b>b</b><br/>() float32>];
+      n3 [... label=<<b>a</b><br/>data 2>];
+      n4 [... label=<<b>b</b><br/>data -3>];
       n0 -> n1;
       n1 -> n2;
       n1 -> n3;
