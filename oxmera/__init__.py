@@ -47,6 +47,7 @@ from oxmera import linalg, nn, special
 from oxmera import distributions
 from oxmera import optim, utils
 from oxmera import accelerator, backends, cuda
+from oxmera import profiler
 from oxmera._settings import *  # noqa: F403
 from oxmera.serialization import load, save
 
@@ -68,6 +69,7 @@ __all__ = [
     "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
     "utils",
     "save", "load", "random", "cuda", "backends", "accelerator", "special", "distributions",
+    "profiler",
     "device", "get_default_device", "set_default_device",
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     "layout", "strided",

@@ -81,13 +81,20 @@ cdef extern from *:
     #else
     #define OXMERA_LOCKS_COMPILED 1
     #endif
+    #ifdef OXMERA_NO_PROFILER
+    #define OXMERA_PROFILER_COMPILED 0
+    #else
+    #define OXMERA_PROFILER_COMPILED 1
+    #endif
     """
     # 0 when built with OXMERA_NO_ANOMALY=1: the C compiler then drops every
     # anomaly-mode test, which is how bench/feature_cost.py shows they cost
     # nothing. OXMERA_NO_SAVED_LOCKS=1 likewise drops the read-only saved
-    # arrays (mutation safety), to measure what they cost.
+    # arrays (mutation safety), to measure what they cost. OXMERA_NO_PROFILER=1
+    # drops the profiler's tests (bench/feature_cost.py: their cost when off).
     const bint OXMERA_ANOMALY_COMPILED
     const bint OXMERA_LOCKS_COMPILED
+    const bint OXMERA_PROFILER_COMPILED
 
 cdef extern from *:
     """
@@ -1974,7 +1981,9 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
     cdef list slots, entries
     cdef bint sequence = node.op.n_inputs < 0
     cdef Tensor t
-    if node.args is None:
+    if node.args is None or (node.op.n_inputs == 0 and n):
+        # A custom Function's node (record_function): what its VJP reads is
+        # what ctx.save_for_backward kept, which function.py packs itself.
         return 0
     slots = list(node.args[0]) if sequence else list(node.args[:n])
     entries = []
@@ -2204,7 +2213,7 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
     cdef tuple fargs, arrays
     cdef list slots
     cdef Tensor t
-    if _profiler is not None:           # the only cost of the profiler when off
+    if OXMERA_PROFILER_COMPILED and _profiler is not None:  # the profiler's cost when off
         return _profiled_op(op, args, kwargs)
     if op.forward is None:
         raise TypeError("apply_op(): this OpDef was not built (OpDef.__new__ from Python); "
@@ -3921,7 +3930,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 fns = node.next_fns
                 if grads is None:
                     grads_in = None
-                elif _profiler is not None:
+                elif OXMERA_PROFILER_COMPILED and _profiler is not None:
                     grads_in = _profiled_vjp(node, grads)
                 elif node.extras is None or node.extras.fn_hooks is None:
                     grads_in = _call_vjp(node, grads)

@@ -296,3 +296,28 @@ def test_increment_version_makes_backward_raise():
         y.backward()
     graph.increment_version([x, a])
     assert a._version == 2
+
+
+def test_custom_function_saved_tensors_go_through_the_hooks():
+    class MulExp(oxmera.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            out = (x * y).exp()
+            ctx.save_for_backward(x, y, out)
+            return out
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, y, out = ctx.saved_tensors
+            return grad * out * y, grad * out * x
+
+    x = oxmera.tensor([0.5, 1.0], requires_grad=True)
+    y = oxmera.tensor([2.0, -1.0], requires_grad=True)
+    calls = []
+    with graph.saved_tensors_hooks(_zlib_pack, lambda p: calls.append(1) or _zlib_unpack(p)):
+        out = MulExp.apply(x, y)
+    out.sum().backward()
+    assert len(calls) == 3
+    e = np.exp(np.array([0.5, 1.0]) * np.array([2.0, -1.0]))
+    np.testing.assert_allclose(x.grad.numpy(), e * [2.0, -1.0], rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), e * [0.5, 1.0], rtol=1e-6)
