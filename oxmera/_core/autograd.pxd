@@ -89,7 +89,7 @@ cdef class GradFn:
     cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
-    cdef unsigned char scalar_inputs    # a saved input is a number or packed: VJPs get args via _vjp_args
+    cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
     cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0

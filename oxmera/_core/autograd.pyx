@@ -1867,7 +1867,6 @@ cdef Py_ssize_t _counter_sum(object counter):
     return total
 
 
-
 # ---------------------------------------------------------------------------
 # Looking inside (oxmera.autograd.graph, oxmera.profiler): saved-tensor hooks,
 # node attributes, the profiler's entry points, callbacks at a backward's end.
@@ -2010,8 +2009,8 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
         if entry[0] >= 0:
             slots[entry[0]] = None
     if any(entry[0] < 0 for entry in entries):
-        if node.num_outputs == 1 or all(any(e[0] == -1 - k for e in entries)
-                                       for k in range(node.num_outputs)):
+        if node.num_outputs == 1 or all([any([e[0] == -1 - k for e in entries])
+                                         for k in range(node.num_outputs)]):
             node.saved_output = None
         else:
             node.saved_output = tuple([None if any(e[0] == -1 - k for e in entries)

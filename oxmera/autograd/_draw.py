@@ -7,7 +7,6 @@ and rendering to the ``graphviz`` Python package and the ``dot`` program
 Building the DOT source needs neither; rendering needs both.
 """
 import html
-import math
 
 import numpy as np
 
@@ -198,7 +197,8 @@ def _collapse_chains(graph, max_nodes):
             if len(nxt) != 1:
                 break
             b = nxt[0][0]
-            if (b not in graph.boxes or graph.boxes[b][0] != "node" or graph.boxes[b][1] != graph.boxes[key][1]
+            if (b not in graph.boxes or graph.boxes[b][0] != "node"
+                    or graph.boxes[b][1] != graph.boxes[key][1]
                     or len(ins.get(b, ())) != 1 or b in merged):
                 break
             run.append(b)
@@ -279,8 +279,10 @@ class GraphPicture:
     >>> x = oxmera.tensor([1.0, 2.0], requires_grad=True)
     >>> picture = draw((x * x).sum(), params={"x": x})
     >>> boxes, edges, order = picture.graph()
-    >>> [boxes[k][1] for k in order], edges
-    (['output', 'SumBackward', 'MulBackward', 'x'], [('n0', 'n1', []), ('n1', 'n2', []), ('n2', 'n3', []), ('n2', 'n3', [])])
+    >>> [boxes[k][1] for k in order]
+    ['output', 'SumBackward', 'MulBackward', 'x']
+    >>> edges                       # x * x: two edges from the product to x
+    [('n0', 'n1', []), ('n1', 'n2', []), ('n2', 'n3', []), ('n2', 'n3', [])]
     >>> try:                        # rendering needs Graphviz: skipped without it
     ...     with tempfile.TemporaryDirectory() as folder:
     ...         path = picture.save(os.path.join(folder, "graph.png"))
