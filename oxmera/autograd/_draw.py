@@ -155,20 +155,26 @@ def _truncate(graph, max_nodes):
 
 
 def _node_detail(fn, show_saved):
+    # What the node keeps for backward; values given to saved-tensor hooks
+    # are shown as packed, not unpacked (that could be costly, and a picture
+    # must not run user hooks).
     if not show_saved or fn.op is None:
         return []
     if fn._released:
         return ["saved: released"]
+    args, _ = fn._saved_arguments(False)
+    packed = fn._packed_slots()
     lines = []
-    try:
-        args, _ = fn._saved_arguments()
-    except RuntimeError:
-        return ["saved: released"]
     n = len(fn.op.input_names) if fn.op.n_inputs >= 0 else 0
-    for name, value in zip(fn.op.input_names[:n], args[:n]):
+    for i, (name, value) in enumerate(zip(fn.op.input_names[:n], args[:n])):
         if isinstance(value, _core.Tensor):
             lines.append(f"saved {name}: {_shape_text(value.shape)}")
+        elif i in packed:
+            lines.append(f"saved {name}: packed")
     for k in range(fn._output_count):
+        if -1 - k in packed:
+            lines.append("saved result: packed")
+            continue
         out = fn._saved_output_value(k)
         if out is not None:
             lines.append(f"saved result: {_shape_text(out.shape)}")

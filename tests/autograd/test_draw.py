@@ -165,3 +165,16 @@ def test_rendering(tmp_path, fmt, magic):
     assert "AddBackward" in svg and "MulBackward" in svg
     draw(a * 3, path=str(tmp_path / "direct.svg"))
     assert (tmp_path / "direct.svg").read_bytes().startswith(b"<?xml")
+
+
+def test_saved_values_given_to_hooks_are_shown_packed_without_unpacking():
+    from oxmera.autograd.graph import saved_tensors_hooks
+    x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+    unpacked = []
+    with saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        y = (x * x).exp()
+    boxes, _ = _parse(draw(y, show_saved=True).source)
+    details = sorted(lines[1:] for lines in boxes.values() if lines[0].endswith("Backward"))
+    assert details == [["saved input: packed", "saved other: packed"],
+                       ["saved result: packed"]]
+    assert unpacked == []
