@@ -178,3 +178,14 @@ def test_saved_values_given_to_hooks_are_shown_packed_without_unpacking():
     assert details == [["saved input: packed", "saved other: packed"],
                        ["saved result: packed"]]
     assert unpacked == []
+
+
+def test_the_viz_extra_is_the_one_the_error_names():
+    import pathlib
+    tomllib = pytest.importorskip("tomllib")
+    pyproject = pathlib.Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.is_file():
+        pytest.skip("not in the source tree")
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    assert [re.match(r"[A-Za-z0-9_.-]+", r).group() for r in extras["viz"]] == ["graphviz"]
+    assert any(r.startswith("graphviz") for r in extras["docs"])    # the docs' pictures
