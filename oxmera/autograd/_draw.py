@@ -273,7 +273,7 @@ def _attributes(attrs):
 class GraphPicture:
     """A picture of an autograd graph: its DOT ``source``, shown by Jupyter, saved to files.
 
-    Made by :func:`draw`. The DOT source is written at each use, so a picture
+    Made by ``oxmera.autograd.graph.draw``. The DOT source is written at each use, so a picture
     drawn with ``show_grads=True`` before a backward shows the gradients
     after it. Rendering (``_repr_svg_``, ``pipe``, ``save``) needs Graphviz.
 

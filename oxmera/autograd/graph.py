@@ -2,16 +2,16 @@
 
 What PyTorch's ``torch.autograd.graph`` offers, for oxmera's graph:
 
-- :class:`Node`, the abstract view of a node (``GradFn`` is one): ``name()``,
+- :class:`~oxmera.autograd.graph.Node`, the abstract view of a node (``GradFn`` is one): ``name()``,
   ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``;
   per node ``_saved_<name>`` (what the node saved for backward) and
-  ``_raw_saved_<name>`` (a :class:`SavedTensor` that takes its own hooks).
-- :class:`saved_tensors_hooks` (pack a tensor when a node saves it, unpack
-  it when the backward reads it), :class:`save_on_cpu`,
-  :class:`disable_saved_tensors_hooks`,
-  :class:`allow_mutation_on_saved_tensors`.
-- :func:`register_multi_grad_hook`, :func:`increment_version`.
-- :func:`draw`: a Graphviz picture of the graph (``oxmera[viz]``).
+  ``_raw_saved_<name>`` (a :class:`~oxmera.autograd.graph.SavedTensor` that takes its own hooks).
+- :class:`~oxmera.autograd.graph.saved_tensors_hooks` (pack a tensor when a node saves it, unpack
+  it when the backward reads it), :class:`~oxmera.autograd.graph.save_on_cpu`,
+  :class:`~oxmera.autograd.graph.disable_saved_tensors_hooks`,
+  :class:`~oxmera.autograd.graph.allow_mutation_on_saved_tensors`.
+- :func:`~oxmera.autograd.graph.register_multi_grad_hook`, :func:`~oxmera.autograd.graph.increment_version`.
+- :func:`~oxmera.autograd.graph.draw`: a Graphviz picture of the graph (``oxmera[viz]``).
 
 The compiled core does the recording and the backward; this module keeps
 the per-thread hook stacks and maps PyTorch's attribute names.
@@ -172,7 +172,7 @@ class save_on_cpu(saved_tensors_hooks):
 
     PyTorch uses it to offload a GPU's activations to host memory. oxmera
     runs on the CPU only, so the move is a no-op, but the hooks are real
-    ones (and nest with others like any :class:`saved_tensors_hooks`).
+    ones (and nest with others like any :class:`~oxmera.autograd.graph.saved_tensors_hooks`).
 
     Parameters
     ----------

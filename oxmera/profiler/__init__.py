@@ -185,8 +185,8 @@ class profile:
     activities : iterable of ProfilerActivity, optional
         Accepted as in PyTorch; oxmera records the CPU.
     schedule : callable, optional
-        ``schedule(step) -> ProfilerAction`` (see :func:`schedule`): which
-        calls of :meth:`step` start recording and which hand the trace to
+        ``schedule(step) -> ProfilerAction`` (see ``oxmera.profiler.schedule``): which
+        calls of ``step()`` start recording and which hand the trace to
         ``on_trace_ready``. Without it, everything inside is recorded.
     on_trace_ready : callable, optional
         Called with the profiler when a trace is complete.
