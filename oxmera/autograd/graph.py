@@ -10,7 +10,8 @@ What PyTorch's ``torch.autograd.graph`` offers, for oxmera's graph:
   it when the backward reads it), :class:`~oxmera.autograd.graph.save_on_cpu`,
   :class:`~oxmera.autograd.graph.disable_saved_tensors_hooks`,
   :class:`~oxmera.autograd.graph.allow_mutation_on_saved_tensors`.
-- :func:`~oxmera.autograd.graph.register_multi_grad_hook`, :func:`~oxmera.autograd.graph.increment_version`.
+- :func:`~oxmera.autograd.graph.register_multi_grad_hook`,
+  :func:`~oxmera.autograd.graph.increment_version`.
 - :func:`~oxmera.autograd.graph.draw`: a Graphviz picture of the graph (``oxmera[viz]``).
 
 The compiled core does the recording and the backward; this module keeps
