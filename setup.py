@@ -6,7 +6,8 @@ One directive set for every Cython module. Environment switches:
   (and keeps assertions), for the debug test run.
 - ``OXMERA_NO_ANOMALY=1`` compiles anomaly mode out (to measure that it
   costs nothing when off: ``bench/feature_cost.py``); ``OXMERA_NO_SAVED_LOCKS=1``
-  compiles out the read-only saved arrays (mutation safety), to measure them.
+  compiles out the read-only saved arrays (mutation safety), to measure them;
+  ``OXMERA_NO_PROFILER=1`` compiles out the profiler's tests (oxmera.profiler).
 - ``OXMERA_ANNOTATE=1`` writes the ``cython -a`` HTML report next to each
   ``.pyx`` file, to find Python object traffic on the hot paths.
 """
@@ -20,6 +21,7 @@ DEBUG = os.environ.get("OXMERA_DEBUG", "") == "1"
 ANNOTATE = os.environ.get("OXMERA_ANNOTATE", "") == "1"
 NO_ANOMALY = os.environ.get("OXMERA_NO_ANOMALY", "") == "1"
 NO_SAVED_LOCKS = os.environ.get("OXMERA_NO_SAVED_LOCKS", "") == "1"
+NO_PROFILER = os.environ.get("OXMERA_NO_PROFILER", "") == "1"
 
 directives = {
     "language_level": 3,
@@ -38,7 +40,8 @@ extensions = [
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
         + ([("OXMERA_NO_ANOMALY", "1")] if NO_ANOMALY else [])
-        + ([("OXMERA_NO_SAVED_LOCKS", "1")] if NO_SAVED_LOCKS else []),
+        + ([("OXMERA_NO_SAVED_LOCKS", "1")] if NO_SAVED_LOCKS else [])
+        + ([("OXMERA_NO_PROFILER", "1")] if NO_PROFILER else []),
         extra_compile_args=["-O0", "-g"] if DEBUG else [],
     )
 ]
@@ -49,6 +52,6 @@ setup(
         compiler_directives=directives,
         annotate=ANNOTATE,
         # Debug and release builds must not share cached C files.
-        force=DEBUG or NO_ANOMALY or NO_SAVED_LOCKS,
+        force=DEBUG or NO_ANOMALY or NO_SAVED_LOCKS or NO_PROFILER,
     )
 )

@@ -2,15 +2,16 @@
 
 Builds the compiled core three times from this checkout, into temporary
 copies: as shipped, with anomaly mode compiled out (``OXMERA_NO_ANOMALY=1``)
-and with the read-only saved arrays compiled out (``OXMERA_NO_SAVED_LOCKS=1``).
+with the read-only saved arrays compiled out (``OXMERA_NO_SAVED_LOCKS=1``) and
+with the profiler's tests compiled out (``OXMERA_NO_PROFILER=1``).
 Then times the ``small_ops`` workload (bench/workloads/small_ops.py) in one
 child process per build, rounds interleaved so machine drift hits all builds
 alike, and prints each build's median and its ratio to the shipped one.
 
 Targets: anomaly mode off costs < 3% (issue 4); read-only saved arrays cost
-< 5% (issue 8).
+< 5% (issue 8); the profiler, when no profile is active, < 1% (issue 17).
 
-Usage: ``python bench/feature_cost.py [--rounds 9] [--keep DIR]``
+Usage: ``python bench/feature_cost.py [--rounds 9] [--keep DIR] [--builds "no profiler"]``
 """
 import argparse
 import json
@@ -26,6 +27,7 @@ BUILDS = {
     "shipped": {},
     "no anomaly": {"OXMERA_NO_ANOMALY": "1"},
     "no saved locks": {"OXMERA_NO_SAVED_LOCKS": "1"},
+    "no profiler": {"OXMERA_NO_PROFILER": "1"},
 }
 
 # One sample: the per-step time of small_ops, best of a few batches.
@@ -63,7 +65,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--keep", help="build into this directory and keep it")
+    parser.add_argument("--builds", help="comma-separated builds to compare with the shipped "
+                        f"one (default: all of {', '.join(list(BUILDS)[1:])})")
     args = parser.parse_args()
+    if args.builds:
+        wanted = {"shipped", *(b.strip() for b in args.builds.split(","))}
+        unknown = wanted - set(BUILDS)
+        if unknown:
+            parser.error(f"unknown builds {sorted(unknown)}; choose from {list(BUILDS)[1:]}")
+        for name in list(BUILDS):
+            if name not in wanted:
+                del BUILDS[name]
     root = args.keep or tempfile.mkdtemp(prefix="oxmera-feature-cost-")
     os.makedirs(root, exist_ok=True)
     try:
@@ -88,7 +100,10 @@ def main():
             median = statistics.median(samples[name])
             print(f"{name:16s} {median * 1e6:8.2f} us {median / base:10.3f}x")
         for name, target, label in (("no anomaly", 0.03, "anomaly mode off"),
-                                    ("no saved locks", 0.05, "read-only saved arrays")):
+                                    ("no saved locks", 0.05, "read-only saved arrays"),
+                                    ("no profiler", 0.01, "the profiler when off")):
+            if name not in samples:
+                continue
             cost = base / statistics.median(samples[name]) - 1
             print(f"cost of {label}: {cost * 100:+.1f}% (target < {target * 100:.0f}%)")
     finally:

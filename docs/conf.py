@@ -30,6 +30,7 @@ extensions = [
     "sphinx.ext.doctest",
     "sphinx.ext.mathjax",
     "oxmera_apigen",
+    "oxmera_graphs",
 ]
 
 templates_path = ["_templates"]

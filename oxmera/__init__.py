@@ -50,6 +50,7 @@ from oxmera import distributed
 from oxmera import numpy  # NumPy's names over tensors; registers its composed translators
 from oxmera import optim, utils
 from oxmera import accelerator, backends, cuda
+from oxmera import profiler
 from oxmera._settings import *  # noqa: F403
 from oxmera.serialization import load, save
 
@@ -71,7 +72,7 @@ __all__ = [
     "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
     "utils",
     "save", "load", "random", "cuda", "backends", "accelerator", "special", "distributions",
-    "distributed",
+    "distributed", "profiler",
     "device", "get_default_device", "set_default_device",
     "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d",
     "layout", "strided", "sparse_coo", "sparse_csr", "sparse",

@@ -66,6 +66,10 @@ cdef class NodeExtras:
     # What a custom Function saved, locked with the node: Tensors and
     # (array, VersionCounter) pairs, or None.
     cdef tuple locked
+    # Saved values handed to saved-tensor pack hooks: [slot, packed, unpack] per value
+    # (slot i >= 0: input i; -1 - k: output k), or None. Their args/output slots read None.
+    cdef list packed
+    cdef dict metadata             # Node.metadata, made on first use, or None
 
 
 cdef class GradFn:
@@ -85,7 +89,7 @@ cdef class GradFn:
     cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
-    cdef unsigned char scalar_inputs    # a saved tensor input is a number: VJPs get 0-d Tensors
+    cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
     cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0

@@ -81,13 +81,20 @@ cdef extern from *:
     #else
     #define OXMERA_LOCKS_COMPILED 1
     #endif
+    #ifdef OXMERA_NO_PROFILER
+    #define OXMERA_PROFILER_COMPILED 0
+    #else
+    #define OXMERA_PROFILER_COMPILED 1
+    #endif
     """
     # 0 when built with OXMERA_NO_ANOMALY=1: the C compiler then drops every
     # anomaly-mode test, which is how bench/feature_cost.py shows they cost
     # nothing. OXMERA_NO_SAVED_LOCKS=1 likewise drops the read-only saved
-    # arrays (mutation safety), to measure what they cost.
+    # arrays (mutation safety), to measure what they cost. OXMERA_NO_PROFILER=1
+    # drops the profiler's tests (bench/feature_cost.py: their cost when off).
     const bint OXMERA_ANOMALY_COMPILED
     const bint OXMERA_LOCKS_COMPILED
+    const bint OXMERA_PROFILER_COMPILED
 
 cdef extern from *:
     """
@@ -1537,6 +1544,9 @@ cdef class GradFn:
         """
         if self.released:
             raise RuntimeError(_FREED)
+        if self.extras is not None and self.extras.packed is not None \
+                and self.op.save_output:
+            return _unpacked_output(self)
         if self.saved_output is None:
             raise RuntimeError(f"{_node_name(self)}: the op did not declare save_output=True")
         if self.num_outputs == 1:
@@ -1617,6 +1627,82 @@ cdef class GradFn:
         return RemovableHandle(hooks, key)
 
     @property
+    def metadata(self):
+        """A dict for the user's own notes about this node (empty at first), as in PyTorch.
+
+        Examples
+        --------
+        >>> import oxmera
+        >>> y = oxmera.tensor([1.0], requires_grad=True) * 2
+        >>> y.grad_fn.metadata["layer"] = "scale"
+        >>> y.grad_fn.metadata
+        {'layer': 'scale'}
+        """
+        extras = _extras_of(self)       # may hold user objects: re-tracks sealed ones
+        if extras.metadata is None:
+            extras.metadata = {}
+        return extras.metadata
+
+    def __getattr__(self, str name):
+        # PyTorch's per-node saved attributes (_saved_self, _raw_saved_other,
+        # _saved_result, _saved_dim...): the Python side maps their names.
+        if _saved_attribute_resolver is not None and name.startswith(("_saved_",
+                                                                      "_raw_saved_")):
+            return _saved_attribute_resolver(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _saved_arguments(self, bint unpack=True):
+        """The saved call ``(args, kwargs)``, packed values unpacked (for ``_saved_*``);
+        without ``unpack``, packed values read None (see ``_packed_slots``)."""
+        if self.released:
+            raise RuntimeError(_FREED)
+        args = self.args
+        if unpack and self.extras is not None and self.extras.packed is not None:
+            args = _unpacked_args(self, False)
+        return args, self.kwargs
+
+    def _packed_slots(self):
+        """The saved values given to pack hooks: input ``i >= 0``, output ``-1 - k``."""
+        if self.extras is None or self.extras.packed is None:
+            return ()
+        return tuple([entry[0] for entry in self.extras.packed])
+
+    @property
+    def _output_count(self):
+        """How many outputs the op has."""
+        return self.num_outputs
+
+    def _saved_output_value(self, Py_ssize_t k):
+        """Output ``k`` as saved (its packed value unpacked), or None if not saved."""
+        if self.released:
+            raise RuntimeError(_FREED)
+        if self.op is None or not self.op.save_output or k < 0 or k >= self.num_outputs:
+            return None
+        if self.saved_output is None:
+            if self.extras is None or self.extras.packed is None:
+                return None
+            for entry in self.extras.packed:
+                if entry[0] == -1 - k:
+                    return _call_unpack(self, entry)
+            return None
+        array = self.saved_output if self.num_outputs == 1 else self.saved_output[k]
+        return wrap_array(array)
+
+    def _pack_saved_slot(self, Py_ssize_t slot, pack, unpack):
+        """Hand one saved value to ``pack`` now (``SavedTensor.register_hooks``);
+        ``slot``: input ``i >= 0`` or output ``-1 - k``."""
+        if self.released:
+            raise RuntimeError(_FREED)
+        if not callable(pack) or not callable(unpack):
+            raise TypeError("register_hooks(pack_hook, unpack_hook): both must be callable")
+        if self.extras is not None and self.extras.packed is not None:
+            for entry in self.extras.packed:
+                if entry[0] == slot:
+                    raise RuntimeError("register_hooks(): this saved tensor has hooks already "
+                                       "(they can be registered once per saved tensor)")
+        _pack_saved(self, pack, unpack, slot)
+
+    @property
     def _released(self):
         """Whether a backward without ``retain_graph`` has freed the saved values."""
         return self.released
@@ -1677,6 +1763,8 @@ cdef class GradFn:
             return 0
         if self.locked:
             _unlock_saved(self)
+        if self.extras is not None:
+            self.extras.packed = None
         self.args = None
         self.kwargs = None
         self.saved_output = None
@@ -1735,7 +1823,8 @@ cdef bint _saved_no_tensor(GradFn node) except -1:
     # output, an index among its arguments, a Function's saved tensors).
     if node.saved_output is not None:
         return False
-    if node.extras is not None and node.extras.locked is not None:
+    if node.extras is not None and (node.extras.locked is not None
+                                    or node.extras.packed is not None):
         return False
     if node.args is not None:
         for value in node.args:
@@ -1781,6 +1870,243 @@ cdef Py_ssize_t _counter_sum(object counter):
         if c is not None:
             total += (<VersionCounter>c).value
     return total
+
+
+# ---------------------------------------------------------------------------
+# Looking inside (oxmera.autograd.graph, oxmera.profiler): saved-tensor hooks,
+# node attributes, the profiler's entry points, callbacks at a backward's end.
+# Each costs one C-level test when unused (_saved_hooks_on in _record,
+# _profiler in apply_op and per node in the backward, _queued_callbacks per
+# backward); the rest runs only when they are in use.
+# ---------------------------------------------------------------------------
+
+cdef bint _saved_hooks_on = False       # some thread may have saved-tensor hooks active
+cdef object _saved_hooks_source = None  # () -> (pack, unpack) of this thread, or None
+cdef object _saved_attribute_resolver = None  # (node, name) -> a _saved_*/_raw_saved_* value
+cdef object _profiler = None            # the active profiler (begin/end of ops and nodes)
+cdef list _queued_callbacks = []        # [thread ident, backward run, callback]
+cdef Py_ssize_t _ALL_SLOTS = 1 << 30    # _pack_saved: every slot (no op has so many inputs)
+
+
+def set_saved_tensors_hooks_source(source):
+    """Make the core ask ``source()`` for the current thread's ``(pack, unpack)``
+    (or None) as it records a node that saves tensors; None stops asking.
+
+    Used by ``oxmera.autograd.graph.saved_tensors_hooks``, which keeps the
+    per-thread stack of hooks and sets the source only while some are active.
+    """
+    global _saved_hooks_on, _saved_hooks_source
+    if source is not None and not callable(source):
+        raise TypeError(f"set_saved_tensors_hooks_source(): expected a callable or None, got "
+                        f"{type(source).__name__}")
+    _saved_hooks_source = source
+    _saved_hooks_on = source is not None
+
+
+def set_saved_attribute_resolver(resolver):
+    """Make ``node._saved_<name>`` / ``node._raw_saved_<name>`` call ``resolver(node, attr)``."""
+    global _saved_attribute_resolver
+    _saved_attribute_resolver = resolver
+
+
+def set_profiler(profiler):
+    """Make every op call and node backward report to ``profiler`` (None: stop).
+
+    ``profiler.op(op, args, kwargs)`` replaces an op call (it runs the op with
+    ``apply_op_unprofiled``); ``profiler.node(node, grads)`` replaces a node's
+    VJP call in the backward (it runs it with ``run_node_backward``).
+    """
+    global _profiler
+    _profiler = profiler
+
+
+def get_profiler():
+    """The profiler that ``set_profiler`` set, or None."""
+    return _profiler
+
+
+cdef object _profiled_op(OpDef op, tuple args, dict kwargs):
+    return _profiler.op(op, args, kwargs)
+
+
+cdef object _profiled_vjp(GradFn node, object grads):
+    return _profiler.node(node, grads)
+
+
+def apply_op_unprofiled(OpDef op not None, tuple args not None, dict kwargs):
+    """``apply_op`` for the profiler's ``op``: the op runs with the profiler off,
+    so an op its forward calls is part of it, not an op of its own."""
+    global _profiler
+    prof = _profiler
+    _profiler = None
+    try:
+        return apply_op(op, args, kwargs)
+    finally:
+        _profiler = prof
+
+
+def run_node_backward(GradFn node not None, grads):
+    """Run a node's VJP with its hooks (for the profiler's ``node``)."""
+    if node.extras is None or node.extras.fn_hooks is None:
+        return _call_vjp(node, grads)
+    return _call_vjp_with_hooks(node, grads)
+
+
+def _queue_callback(callback):
+    """Run ``callback()`` when the backward running in this thread ends (call it
+    from inside a backward, e.g. from a hook); dropped if that backward fails."""
+    _queued_callbacks.append([threading.get_ident(), _next_run, callback])
+
+
+cdef list _take_queued_callbacks(unsigned int run):
+    # The callbacks queued in this thread since this backward began: by it, or
+    # by a backward it re-entered that ended before they were queued.
+    ident = threading.get_ident()
+    taken = [e[2] for e in _queued_callbacks if e[0] == ident and e[1] >= run]
+    if taken:
+        _queued_callbacks[:] = [e for e in _queued_callbacks
+                                if not (e[0] == ident and e[1] >= run)]
+    return taken
+
+
+cdef inline object _slot_value(GradFn node, Py_ssize_t slot):
+    return node._input_slot(slot) if slot >= 0 else None
+
+
+cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) except -1:
+    # Hand the node's saved tensors (or only slot ``only``) to ``pack``; the node
+    # keeps what pack returns, not the tensors, and gives it to ``unpack`` when
+    # its backward (or a _saved_* attribute) needs them. The memory the node
+    # had locked is released: it is the hooks' to keep now (with hooks, as in
+    # PyTorch, no version check is made either). The packed values may be any
+    # user objects: they hang from this node's extras, and a node with extras
+    # is never sealed (_try_seal), so the collector sees any cycle through them.
+    cdef Py_ssize_t i, k, n = len(node.next_fns)
+    cdef list slots, entries
+    cdef bint sequence = node.op.n_inputs < 0
+    cdef Tensor t
+    if node.args is None or (node.op.n_inputs == 0 and n):
+        # A custom Function's node (record_function): what its VJP reads is
+        # what ctx.save_for_backward kept, which function.py packs itself.
+        return 0
+    slots = list(node.args[0]) if sequence else list(node.args[:n])
+    entries = []
+    for i in range(n):
+        if (only == _ALL_SLOTS or only == i) and isinstance(slots[i], Tensor):
+            entries.append([i, slots[i], unpack])
+    saved = node.saved_output
+    if saved is not None:
+        for k in range(node.num_outputs):
+            if only == _ALL_SLOTS or only == -1 - k:
+                t = Tensor.__new__(Tensor)      # no history: the node must not hold its output
+                t._data = saved if node.num_outputs == 1 else saved[k]
+                t._version_counter = (node.output_counter if node.num_outputs == 1
+                                      else node.output_counter[k])
+                entries.append([-1 - k, t, unpack])
+    if not entries:
+        return 0
+    for entry in entries:               # pack everything before changing the node
+        entry[1] = pack(entry[1])
+    was_locked = node.locked
+    if was_locked:
+        _unlock_saved(node)
+    for entry in entries:
+        if entry[0] >= 0:
+            slots[entry[0]] = None
+    if any(entry[0] < 0 for entry in entries):
+        if node.num_outputs == 1 or all([any([e[0] == -1 - k for e in entries])
+                                         for k in range(node.num_outputs)]):
+            node.saved_output = None
+        else:
+            node.saved_output = tuple([None if any(e[0] == -1 - k for e in entries)
+                                       else saved[k] for k in range(node.num_outputs)])
+    node.args = (tuple(slots),) + node.args[1:] if sequence else tuple(slots) + node.args[n:]
+    extras = _extras_of(node)
+    if extras.packed is None:
+        extras.packed = entries
+    else:
+        extras.packed.extend(entries)
+    node.scalar_inputs = True           # the VJP's args come from _vjp_args, which unpacks
+    if was_locked and OXMERA_LOCKS_COMPILED:
+        # What stays unpacked (one slot given to register_hooks) stays locked.
+        node.locked = _lock_inputs(node)
+        saved = node.saved_output
+        if saved is not None:
+            if node.num_outputs == 1:
+                _lock_array(saved, <VersionCounter>node.output_counter)
+                node.locked = True
+            else:
+                for k in range(node.num_outputs):
+                    if saved[k] is not None:
+                        _lock_array(saved[k], <VersionCounter>node.output_counter[k])
+                        node.locked = True
+    return 0
+
+
+cdef object _call_unpack(GradFn node, list entry):
+    value = entry[2](entry[1])
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{_node_name(node)}: the unpack hook of a saved tensor returned "
+                        f"{type(value).__name__}; it must return a Tensor")
+    return value
+
+
+cdef object _restored_input(GradFn node, Py_ssize_t i, Tensor value):
+    # With grad mode on (create_graph=True), the VJP's use of a saved input
+    # must reach that input's history: a value without it is attached to the
+    # input's edge (PyTorch restores the grad_fn of what unpack returns too).
+    # A leaf's edge is the leaf itself, which the node holds anyway: it is used.
+    cdef Tensor t
+    edge = node.next_fns[i]
+    if edge is None or not grad_enabled() or (value._meta is not None
+                                              and value._meta.requires_grad):
+        return value
+    if isinstance(edge, Tensor):
+        return edge
+    t = Tensor.__new__(Tensor)
+    t._data = value._data
+    t._meta = _new_meta(<GradFn>edge, 0 if _input_nrs(node) is None else _input_nrs(node)[i])
+    return t
+
+
+cdef tuple _unpacked_args(GradFn node, bint for_vjp):
+    # The node's saved args with packed inputs unpacked (and, for the VJP, as
+    # it reads them: numbers as 0-d Tensors, inputs attached to their history).
+    cdef Py_ssize_t i, n = len(node.next_fns)
+    cdef bint sequence = node.op.n_inputs < 0
+    slots = list(node.args[0]) if sequence else list(node.args[:n])
+    for entry in node.extras.packed:
+        i = entry[0]
+        if i >= 0:
+            value = _call_unpack(node, entry)
+            slots[i] = _restored_input(node, i, value) if for_vjp else value
+    if for_vjp and not sequence:
+        for i in range(n):
+            v = slots[i]
+            if v is not None and not isinstance(v, Tensor):
+                slots[i] = _scalar_tensor(v)
+    if sequence:
+        return (tuple(slots),) + node.args[1:]
+    return tuple(slots) + node.args[n:]
+
+
+cdef object _unpacked_output(GradFn node):
+    # ctx.output of a node whose output was packed: rebuilt from what unpack gives.
+    cdef Py_ssize_t k
+    outs = []
+    for k in range(node.num_outputs):
+        array = None
+        if node.saved_output is not None:
+            array = node.saved_output if node.num_outputs == 1 else node.saved_output[k]
+        counter = node.output_counter if node.num_outputs == 1 else node.output_counter[k]
+        if array is None:
+            for entry in node.extras.packed:
+                if entry[0] == -1 - k:
+                    array = (<Tensor>_call_unpack(node, entry))._data
+                    counter = None
+                    break
+        outs.append(node._rebuild_output(array, counter, k))
+    return outs[0] if node.num_outputs == 1 else tuple(outs)
 
 
 # ---------------------------------------------------------------------------
@@ -1891,6 +2217,8 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
     cdef tuple fargs, arrays
     cdef list slots
     cdef Tensor t
+    if OXMERA_PROFILER_COMPILED and _profiler is not None:  # the profiler's cost when off
+        return _profiled_op(op, args, kwargs)
     if op.forward is None:
         raise TypeError("apply_op(): this OpDef was not built (OpDef.__new__ from Python); "
                         "define ops with oxmera.extend.op")
@@ -2383,6 +2711,10 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 node.locked = True
     if OXMERA_LOCKS_COMPILED and _lock_inputs(node):
         node.locked = True
+    if _saved_hooks_on:
+        hooks = _saved_hooks_source()
+        if hooks is not None:
+            _pack_saved(node, hooks[0], hooks[1], _ALL_SLOTS)
     _try_seal(node, outputs)
     return 0
 
@@ -2946,7 +3278,8 @@ cdef int _unlock_saved(GradFn node) except -1:
                 _unlock_array(saved, <VersionCounter>counter)
         elif type(saved) is tuple and type(counter) is tuple:
             for i in range(min(len(<tuple>saved), len(<tuple>counter))):
-                if isinstance((<tuple>counter)[i], VersionCounter):
+                if isinstance((<tuple>counter)[i], VersionCounter) \
+                        and (<tuple>saved)[i] is not None:     # None: packed by a hook
                     _unlock_array((<tuple>saved)[i], <VersionCounter>(<tuple>counter)[i])
     if node.extras is not None and node.extras.locked is not None:
         locked = node.extras.locked
@@ -3261,6 +3594,8 @@ cdef tuple _vjp_args(GradFn node):
     # The saved arguments with each Python number in a tensor slot as a 0-d
     # Tensor: a VJP only ever sees Tensors (or None) for its tensor inputs.
     # (Built in place, as apply_op builds a forward's arguments.)
+    if node.extras is not None and node.extras.packed is not None:
+        return _unpacked_args(node, True)
     cdef Py_ssize_t i, n = len(node.next_fns), total = len(node.args)
     cdef tuple args = PyTuple_New(total)
     for i in range(total):
@@ -3496,11 +3831,19 @@ def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retai
     cdef unsigned int run = _next_run
     claimed = []                    # the nodes holding one of its tasks
     try:
-        return _run_phases(roots, tasks, leaf_targets, node_targets, results, root_tasks,
-                           inputs, targeted, retain_graph, create_graph, allow_unused,
-                           accumulate, run, claimed)
+        result = _run_phases(roots, tasks, leaf_targets, node_targets, results, root_tasks,
+                             inputs, targeted, retain_graph, create_graph, allow_unused,
+                             accumulate, run, claimed)
+    except BaseException:
+        if _queued_callbacks:
+            _take_queued_callbacks(run)     # dropped: this backward failed
+        raise
     finally:
         _release_claims(claimed, run)
+    if _queued_callbacks:
+        for callback in _take_queued_callbacks(run):
+            callback()
+    return result
 
 
 cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_targets,
@@ -3600,6 +3943,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 fns = node.next_fns
                 if grads is None:
                     grads_in = None
+                elif OXMERA_PROFILER_COMPILED and _profiler is not None:
+                    grads_in = _profiled_vjp(node, grads)
                 elif node.extras is None or node.extras.fn_hooks is None:
                     grads_in = _call_vjp(node, grads)
                 else:

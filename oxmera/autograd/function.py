@@ -17,6 +17,7 @@ import weakref
 import numpy as np
 
 from oxmera._core import autograd as _core
+from oxmera.autograd import graph as _graph
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -93,6 +94,16 @@ class FunctionCtx:
                 out.append(None)
                 continue
             kind, value, version, extra = entry
+            if kind == "packed":        # given to a saved-tensor pack hook (graph module)
+                packed, unpack, nr = value
+                tensor = unpack(packed)
+                if not isinstance(tensor, Tensor):
+                    raise TypeError(f"{self._name}: the unpack hook of a saved tensor returned "
+                                    f"{type(tensor).__name__}; it must return a Tensor")
+                if nr is not None and self._node is not None:
+                    tensor = self._node._rebuild(tensor._data, nr)
+                out.append(tensor)
+                continue
             if kind == "output":
                 owner = extra[1]()
                 now = owner._version if owner is not None else version
@@ -126,6 +137,15 @@ class FunctionCtx:
                     break
             else:
                 saved.append(("input", t, t._version, None))
+        hooks = _graph._current_hooks()
+        if hooks is not None:
+            # As for ops: the pack hook keeps what it returns instead of the tensor
+            # (an output reaches it without history, so nothing holds the node).
+            pack, unpack = hooks
+            saved = [entry if entry is None else (
+                "packed", (pack(_core._wrap(entry[1]) if entry[0] == "output" else entry[1]),
+                           unpack, entry[3][0] if entry[0] == "output" else None), None, None)
+                for entry in saved]
         self._saved = tuple(saved)
         self._to_save = ()
         self._node_ref = weakref.ref(node) if node is not None else None
@@ -134,7 +154,7 @@ class FunctionCtx:
             # write through NumPy would change them silently.
             node._lock_saved(tuple(
                 entry[1] if entry[0] == "input" else (entry[1], entry[3][1]())
-                for entry in saved if entry is not None))
+                for entry in saved if entry is not None and entry[0] != "packed"))
 
 
 class Function:
