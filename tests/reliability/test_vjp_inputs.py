@@ -23,9 +23,10 @@ from ops._cases import all_cases  # (tests/ is on sys.path: pytest rootdir-style
 # Internal ops the engine or in-place writes record, never called with raw operands.
 INTERNAL = {"copy_slices"}
 
-# Ops whose first tensor input has no derivative (its VJP raises, as PyTorch's
-# does): the leaf differentiated is their second input instead.
-NO_GRADIENT_FOR_FIRST_INPUT = {"zeta", "gammainc", "gammaincc"}
+# Ops whose leading tensor inputs have no derivative (their VJP raises, as
+# PyTorch's or SciPy-twin's rules say): how many to pass over before the leaf
+# differentiated.
+INPUTS_WITHOUT_GRADIENT = {"zeta": 1, "gammainc": 1, "gammaincc": 1, "betainc": 2, "iv": 1, "ive": 1}
 
 
 def _multi_input_ops():
@@ -90,7 +91,7 @@ def _rebuild_call(opdef, args, kwargs, convert, as_tensors):
     converted by ``convert``, then made a Tensor if ``as_tensors`` (the reference:
     the same values, by the same dtype rules); returns (args, kwargs, leaf)."""
     leaf = None
-    skip = 1 if opdef.name in NO_GRADIENT_FOR_FIRST_INPUT else 0
+    skip = INPUTS_WITHOUT_GRADIENT.get(opdef.name, 0)
 
     def slot(value):
         nonlocal leaf, skip
