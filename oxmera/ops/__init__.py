@@ -10,6 +10,7 @@ from oxmera.ops import _registry
 from oxmera.ops import activation
 from oxmera.ops import attention
 from oxmera.ops import blas
+from oxmera.ops import complex
 from oxmera.ops import construction
 from oxmera.ops import conv
 from oxmera.ops import conv_transpose
@@ -45,6 +46,7 @@ __all__ = [
     "activation",
     "attention",
     "blas",
+    "complex",
     "construction",
     "conv",
     "conv_transpose",

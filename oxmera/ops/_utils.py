@@ -17,11 +17,31 @@ _BOOL = np.dtype(np.bool_)
 _INT64 = np.dtype(np.int64)
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
+_COMPLEX64 = np.dtype(np.complex64)
+_COMPLEX128 = np.dtype(np.complex128)
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def _category(dtype):
-    kind = dtype.kind
-    return 2 if kind == "f" else (0 if kind == "b" else 1)
+    return _CATEGORY[dtype.kind]
+
+
+def complex_of(dtype):
+    """The complex dtype of a float one's precision (``toComplexType``): float64 gives
+    complex128, every other float complex64 (oxmera has no complex32); complex stays."""
+    if dtype.kind == "c":
+        return dtype
+    return _COMPLEX128 if dtype == _FLOAT64 else _COMPLEX64
+
+
+def real_of(dtype):
+    """The real dtype of a complex one's precision (``toRealValueType``); others unchanged."""
+    if dtype.kind != "c":
+        return dtype
+    return _FLOAT64 if dtype == _COMPLEX128 else _FLOAT32
 
 
 def _promote(a, b):
@@ -31,9 +51,19 @@ def _promote(a, b):
         return b
     if b is None:
         return a
-    if a.kind == "f" and b.kind != "f":
+    ka, kb = a.kind, b.kind
+    if ka == "c" or kb == "c":
+        # complex meets complex or float: NumPy's widening (float64 with
+        # complex64 is complex128, as PyTorch); meets an integer: unchanged
+        # (NumPy would widen int64 with complex64 to complex128).
+        if ka in "biu":
+            return b
+        if kb in "biu":
+            return a
+        return np.promote_types(a, b)
+    if ka == "f" and kb != "f":
         return a
-    if b.kind == "f" and a.kind != "f":
+    if kb == "f" and ka != "f":
         return b
     return np.promote_types(a, b)
 
@@ -45,6 +75,11 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.kind == "c":
+        return higher
+    if lower.kind == "c":
+        # A complex participant of lower priority keeps a float's precision.
+        return complex_of(higher) if higher.kind == "f" else lower
     if higher.kind == "f":
         return higher
     if higher.kind == "b" or lower.kind == "f":
@@ -57,6 +92,8 @@ def _scalar_dtype(value):
         return _BOOL
     if isinstance(value, int):
         return _INT64
+    if isinstance(value, complex):
+        return _core.get_default_complex_dtype()
     return _core.get_default_dtype()
 
 
@@ -76,7 +113,7 @@ def result_type(*operands):
     for v in operands:
         if v is None:
             continue
-        if isinstance(v, (bool, int, float)):
+        if isinstance(v, (bool, int, float, complex)):
             wrapped_result = _promote(wrapped_result, _scalar_dtype(v))
             continue
         dtype = v.dtype
@@ -105,7 +142,7 @@ def make_prepare(promote, float_only):
                     break
             if target is None:
                 target = result_type(*values)
-        if float_only and target.kind != "f":
+        if float_only and target.kind not in "fc":
             target = _core.get_default_dtype()
         out = []
         for v in values:

@@ -6,6 +6,7 @@ input's shape to the engine. Gradients at kinks, ties and special values
 follow PyTorch's (each op's docstring says which). Reductions, activations
 and in-place ops live in their own modules.
 """
+import cmath
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ from oxmera._core.autograd import OpError
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import result_type
+from oxmera.ops.complex import cj, complex_sgn
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.index import nonzero
 
@@ -114,6 +116,10 @@ def mul(input, other):
 @mul.vjp
 def _(ctx, grad, input, other):
     needs = ctx.needs_input_grad
+    if grad.dtype.kind == "c":
+        # A complex result (a real one has real inputs: nothing to conjugate).
+        return (grad * cj(other) if needs[0] else None,
+                grad * cj(input) if needs[1] else None)
     return (grad * other if needs[0] else None,
             grad * input if needs[1] else None)
 
@@ -179,6 +185,11 @@ divide = div
 @_true_divide.vjp
 def _(ctx, grad, input, other):
     needs = ctx.needs_input_grad
+    if grad.dtype.kind == "c":
+        other = cj(other)
+        grad_input = grad / other
+        return (grad_input if needs[0] else None,
+                -grad_input * cj(input) / other if needs[1] else None)
     grad_input = grad / other if needs[0] or needs[1] else None
     return (grad_input if needs[0] else None,
             -grad_input * input / other if needs[1] else None)
@@ -288,6 +299,15 @@ def pow(input, exponent):
 def _(ctx, grad, input, exponent):
     needs = ctx.needs_input_grad
     grad_input = grad_exponent = None
+    if grad.dtype.kind == "c":
+        # Complex: grad times the conjugated derivatives (no special cases at 0).
+        if needs[0]:
+            grad_input = grad * cj(exponent * input ** (exponent - 1))
+        if needs[1]:
+            log_input = (cmath.log(input) if isinstance(input, (int, float, complex))
+                         else log(input))
+            grad_exponent = grad * cj(input ** exponent * log_input)
+        return grad_input, grad_exponent
     if needs[0]:
         if isinstance(exponent, (int, float)):
             grad_input = (zeros_like(grad) if exponent == 0
@@ -361,6 +381,8 @@ def reciprocal(input):
 @reciprocal.vjp
 def _(ctx, grad, input):
     out = ctx.output
+    if grad.dtype.kind == "c":
+        return -grad * cj(out * out)
     return -grad * out * out
 
 
@@ -393,7 +415,7 @@ def exp(input):
 
 @exp.vjp
 def _(ctx, grad, input):
-    return grad * ctx.output
+    return grad * cj(ctx.output)
 
 
 @op(save=(), save_output=True, float_only=True, method=True, quiet=True)
@@ -411,7 +433,7 @@ def exp2(input):
 
 @exp2.vjp
 def _(ctx, grad, input):
-    return grad * ctx.output * _LN2
+    return grad * cj(ctx.output) * _LN2
 
 
 @op(save=(), save_output=True, float_only=True, method=True, quiet=True)
@@ -429,7 +451,7 @@ def expm1(input):
 
 @expm1.vjp
 def _(ctx, grad, input):
-    return grad * (ctx.output + 1)
+    return grad * cj(ctx.output + 1)
 
 
 @op(float_only=True, method=True, quiet=True, numpy=np.log)
@@ -447,7 +469,7 @@ def log(input):
 
 @log.vjp
 def _(ctx, grad, input):
-    return grad / input
+    return grad / cj(input)
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -465,7 +487,7 @@ def log2(input):
 
 @log2.vjp
 def _(ctx, grad, input):
-    return grad / (input * _LN2)
+    return grad / cj(input * _LN2)
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -483,7 +505,7 @@ def log10(input):
 
 @log10.vjp
 def _(ctx, grad, input):
-    return grad / (input * _LN10)
+    return grad / cj(input * _LN10)
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -501,7 +523,7 @@ def log1p(input):
 
 @log1p.vjp
 def _(ctx, grad, input):
-    return grad / (input + 1)
+    return grad / cj(input + 1)
 
 
 @op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.sqrt)
@@ -519,7 +541,7 @@ def sqrt(input):
 
 @sqrt.vjp
 def _(ctx, grad, input):
-    return grad / (ctx.output * 2)
+    return grad / cj(ctx.output * 2)
 
 
 @op(save=(), save_output=True, float_only=True, method=True, quiet=True)
@@ -538,7 +560,7 @@ def rsqrt(input):
 @rsqrt.vjp
 def _(ctx, grad, input):
     out = ctx.output
-    return grad * out * out * out * -0.5
+    return grad * cj(out * out * out) * -0.5
 
 
 @op(float_only=True, method=True, numpy=np.sin)
@@ -556,7 +578,7 @@ def sin(input):
 
 @sin.vjp
 def _(ctx, grad, input):
-    return grad * cos(input)
+    return grad * cj(cos(input))
 
 
 @op(float_only=True, method=True, numpy=np.cos)
@@ -574,7 +596,7 @@ def cos(input):
 
 @cos.vjp
 def _(ctx, grad, input):
-    return -grad * sin(input)
+    return -grad * cj(sin(input))
 
 
 @op(save=(), save_output=True, float_only=True, method=True)
@@ -593,7 +615,7 @@ def tan(input):
 @tan.vjp
 def _(ctx, grad, input):
     out = ctx.output
-    return grad * (out * out + 1)
+    return grad * cj(out * out + 1)
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -613,7 +635,7 @@ def asin(input):
 
 @asin.vjp
 def _(ctx, grad, input):
-    return grad * rsqrt(1 - input * input)
+    return grad * cj(rsqrt(1 - input * input))
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -631,7 +653,7 @@ def acos(input):
 
 @acos.vjp
 def _(ctx, grad, input):
-    return -grad * rsqrt(1 - input * input)
+    return -grad * cj(rsqrt(1 - input * input))
 
 
 @op(float_only=True, method=True)
@@ -649,7 +671,7 @@ def atan(input):
 
 @atan.vjp
 def _(ctx, grad, input):
-    return grad / (input * input + 1)
+    return grad / cj(input * input + 1)
 
 
 arcsin = asin
@@ -672,7 +694,7 @@ def sinh(input):
 
 @sinh.vjp
 def _(ctx, grad, input):
-    return grad * cosh(input)
+    return grad * cj(cosh(input))
 
 
 @op(float_only=True, method=True, quiet=True)
@@ -690,7 +712,7 @@ def cosh(input):
 
 @cosh.vjp
 def _(ctx, grad, input):
-    return grad * sinh(input)
+    return grad * cj(sinh(input))
 
 
 @op(save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
@@ -708,6 +730,9 @@ def tanh(input):
 
 @tanh.vjp
 def _(ctx, grad, input):
+    if grad.dtype.kind == "c":
+        out = ctx.output
+        return grad * cj(1 - out * out)
     return tanh_backward(grad, ctx.output)
 
 
@@ -746,6 +771,9 @@ def sigmoid(input):
     >>> oxmera.sigmoid(oxmera.tensor([0.0]))
     tensor([0.5], dtype=float32)
     """
+    if input.dtype.kind == "c":
+        # No stable form for complex z (the real one compares x with 0).
+        return 1 / (1 + np.exp(-input))
     return stable_sigmoid(input)
 
 
@@ -764,6 +792,9 @@ def stable_sigmoid(x):
 
 @sigmoid.vjp
 def _(ctx, grad, input):
+    if grad.dtype.kind == "c":
+        out = ctx.output
+        return grad * cj(out * (1 - out))
     return sigmoid_backward(grad, ctx.output)
 
 
@@ -984,6 +1015,8 @@ def abs(input):
 
 @abs.vjp
 def _(ctx, grad, input):
+    if input.dtype.kind == "c":
+        return grad * complex_sgn(input)
     return grad * sign(input)
 
 
@@ -1175,6 +1208,10 @@ def lerp(input, end, weight):
 @lerp.vjp
 def _(ctx, grad, input, end, weight):
     needs = ctx.needs_input_grad
+    if grad.dtype.kind == "c":
+        return (grad * cj(1 - weight) if needs[0] else None,
+                grad * cj(weight) if needs[1] else None,
+                grad * cj(end - input) if needs[2] else None)
     return (grad * (1 - weight) if needs[0] else None,
             grad * weight if needs[1] else None,
             grad * (end - input) if needs[2] else None)

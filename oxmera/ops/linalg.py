@@ -22,6 +22,7 @@ from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
 from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
+from oxmera.ops.complex import cj
 from oxmera.ops.elementwise import mul, where
 
 __all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot", "det", "inverse"]
@@ -79,11 +80,11 @@ def _(ctx, grad, input, other):
         input = input.unsqueeze(0)
     grad_input = grad_other = None
     if needs[0]:
-        grad_input = grad @ other.mT
+        grad_input = grad @ cj(other).mT
         if len(ctx.input_shape(0)) == 1:
             grad_input = grad_input.squeeze(-2)
     if needs[1]:
-        grad_other = input.mT @ grad
+        grad_other = cj(input).mT @ grad
         if len(ctx.input_shape(1)) == 1:
             grad_other = grad_other.squeeze(-1)
     return grad_input, grad_other
@@ -357,7 +358,7 @@ def _einsum_operand_grad(grad, operands, inputs, output, k, equation):
     for j, operand in enumerate(operands):
         if j != k:
             terms.append(inputs[j])
-            args.append(operand)
+            args.append(cj(operand))
     available = set("".join(terms))
     # A label only operand k has (summed in the forward): its gradient is
     # constant along it, which a ones vector spreads.
@@ -471,7 +472,7 @@ def inv(A):
 
 @inv.vjp
 def _(ctx, grad, A):
-    out_t = ctx.output.mT
+    out_t = cj(ctx.output).mT
     return -(out_t @ grad @ out_t)
 
 
@@ -501,10 +502,10 @@ def _(ctx, grad, A):
     out = ctx.output
     grad = grad.unsqueeze(-1).unsqueeze(-1)
     if _far_from_singular(A.detach().numpy(), out.detach().numpy()):
-        return grad * out.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+        return grad * cj(out.unsqueeze(-1).unsqueeze(-1) * inv(A).mT)
     # Near a singular matrix det * inv^T loses every digit (and fails at
     # one): the cofactor matrix is the same gradient, computed directly.
-    return grad * (_cofactors(A) if n <= 4 else _cofactors_from_svd(A))
+    return grad * cj(_cofactors(A) if n <= 4 else _cofactors_from_svd(A))
 
 
 def _far_from_singular(a, determinant):
@@ -570,8 +571,8 @@ def _solve_op(A, B):
 @_solve_op.vjp
 def _(ctx, grad, A, B):
     # X = A^-1 B: dB = A^-T dX, dA = -dB X^T (batch dims summed by the engine).
-    grad_b = _solve_op(A.mT, grad)
-    grad_a = -(grad_b @ ctx.output.mT) if ctx.needs_input_grad[0] else None
+    grad_b = _solve_op(cj(A).mT, grad)
+    grad_a = -(grad_b @ cj(ctx.output).mT) if ctx.needs_input_grad[0] else None
     return grad_a, grad_b if ctx.needs_input_grad[1] else None
 
 

@@ -16,6 +16,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import result_type
+from oxmera.ops.complex import complex_sgn
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.elementwise import (_TWO_OVER_SQRT_PI, _erf_float64, _erfc_tail,
                                     _integer_division_check, add, clamp, cos, div, eq, exp,
@@ -148,14 +149,19 @@ def _(ctx, grad, input, other):
 
 
 def sgn(input):
-    """The sign of each element; for real tensors the same as :func:`oxmera.sign`.
+    """The sign of each element: ``z / abs(z)`` (0 at 0) for complex tensors, for real
+    tensors the same as :func:`oxmera.sign`.
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.sgn(oxmera.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.], dtype=float32)
+    >>> oxmera.sgn(oxmera.tensor([3 + 4j]))
+    tensor([0.6000+0.8000j], dtype=complex64)
     """
+    if isinstance(input, _core.Tensor) and input.dtype.kind == "c":
+        return complex_sgn(input)
     return sign(input)
 
 

@@ -24,6 +24,7 @@ from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops._utils import (accumulation_dtype, narrow, normalize_dim, normalize_dims,
                                pick_dim, widened)
+from oxmera.ops.complex import cj
 from oxmera.ops.creation import full, ones, ones_like
 from oxmera.ops.elementwise import exp, maximum, minimum, sign, where
 
@@ -141,7 +142,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     >>> oxmera.tensor([1.0, 2.0, 6.0]).mean()
     tensor(3., dtype=float32)
     """
-    if dtype is None and input.dtype.kind != "f":
+    if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be floating "
                            f"point, got {input.dtype}")
     dims = _dims(dim, axis, input.ndim, "mean")
@@ -199,7 +200,7 @@ def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     # The products of the others run in float32 for float16, as the forward:
     # a partial product can pass 65504 where the gradient does not.
     wide = accumulation_dtype(grad.dtype)
-    others = _product_of_others(input.to(wide), dims)
+    others = cj(_product_of_others(input.to(wide), dims))
     return (_unreduce(grad, shape, dims, keepdim).to(wide) * others).to(grad.dtype)
 
 
@@ -809,9 +810,9 @@ def _(ctx, grad, input, dim=None, *, dtype=None, axis=None):
         input = input.to(grad.dtype)
     if input.shape[d] == 0:
         return grad.reshape(shape)
-    following = _shift(input, d, -1, 0.0)              # x_{j+1}
+    following = cj(_shift(input, d, -1, 0.0))          # x_{j+1} (conjugated, if complex)
     total = linear_scan(grad, following, d, reverse=True)
-    return (_shift(output, d, 1, 1.0) * total).reshape(shape)
+    return (cj(_shift(output, d, 1, 1.0)) * total).reshape(shape)
 
 
 @op(inputs=2, save=("coefficient",), save_output=True, promote=True)
