@@ -87,6 +87,14 @@ def _combine(higher, lower):
     return higher
 
 
+def real_only(array, opname):
+    """Refuse a complex ``array`` in an op whose complex form oxmera lacks (a
+    ``RuntimeError`` naming it), rather than compute a wrong value or gradient."""
+    if array.dtype.kind == "c":
+        raise RuntimeError(f"{opname}(): complex inputs are not supported by oxmera yet (got "
+                           f"dtype {array.dtype}, shape {array.shape})")
+
+
 def _scalar_dtype(value):
     if isinstance(value, bool):
         return _BOOL

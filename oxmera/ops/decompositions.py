@@ -22,6 +22,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
+from oxmera.ops._utils import real_only
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops.construction import diag_embed
@@ -162,6 +163,7 @@ def eigh(A, UPLO="L"):
     >>> L
     tensor([1., 3.], dtype=float32)
     """
+    real_only(A, "linalg.eigh")
     _check_square(A.shape, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise OpError(f"linalg.eigh(): UPLO must be 'L' or 'U', got {UPLO!r}")
@@ -224,6 +226,7 @@ def _cholesky_ex(A, upper=False, check_errors=False):
     tensor([[2., 0.],
             [0., 2.]], dtype=float32)
     """
+    real_only(A, "linalg.cholesky")
     _check_square(A.shape, "linalg.cholesky")
     batch = A.shape[:-2]
     info = np.zeros(batch, dtype=np.int32)
@@ -327,6 +330,7 @@ def _qr(A, mode="reduced"):
     tensor([[1., 0.],
             [0., 1.]], dtype=float32)
     """
+    real_only(A, "linalg.qr")
     _check_matrix(A.shape, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise OpError(f"linalg.qr(): mode must be 'reduced', 'complete' or 'r', got {mode!r}")
@@ -417,6 +421,7 @@ def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     tensor([[0.5],
             [0.5]], dtype=float32)
     """
+    real_only(A, "linalg.solve_triangular")
     name = "linalg.solve_triangular"
     _check_square(A.shape, name, "A")
     _check_matrix(B.shape, name, "B")
@@ -584,6 +589,7 @@ def _lu_factor_ex(A, pivot=True, check_errors=False):
     >>> _lu_factor_ex(oxmera.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
     tensor([2, 2], dtype=int32)
     """
+    real_only(A, "linalg.lu_factor")
     name = "linalg.lu_factor"
     _check_matrix(A.shape, name)
     if not pivot:

@@ -20,12 +20,12 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
+from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim, real_only
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.complex import cj
 from oxmera.ops.elementwise import mul, where
 
-__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot", "det", "inverse"]
+__all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "einsum", "tensordot", "det", "inverse"]
 
 OpError = _core.OpError
 Tensor = _core.Tensor
@@ -144,6 +144,27 @@ def dot(input, other):
     if a != b:
         raise OpError(f"dot(): the tensors have different lengths: shapes {a} and {b}")
     return matmul(input, other)
+
+
+def vdot(input, other):
+    """Inner product of two 1-D tensors with the first conjugated: ``sum(conj(input) *
+    other)`` (``dot`` for real tensors). Both must have the same dtype, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.vdot(oxmera.tensor([1 + 1j, 2j]), oxmera.tensor([1.0 + 0j, 1j]))
+    tensor(3.-1.j, dtype=complex64)
+    """
+    a, b = _shape_of(input), _shape_of(other)
+    if len(a) != 1 or len(b) != 1:
+        raise OpError(f"vdot(): expected two 1-D tensors, got shapes {a} and {b}")
+    if a != b:
+        raise OpError(f"vdot(): the tensors have different lengths: shapes {a} and {b}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"vdot(): expected both vectors to have the same dtype, but found "
+                           f"{input.dtype} and {other.dtype}")
+    return matmul(cj(input), other)
 
 
 def outer(input, vec2):
@@ -626,6 +647,7 @@ def _svd(A, full_matrices=False):
     >>> _svd(oxmera.tensor([[3.0, 0.0], [0.0, -4.0]])).S
     tensor([4., 3.], dtype=float32)
     """
+    real_only(A, "linalg.svd")
     if A.ndim < 2:
         raise OpError(f"linalg.svd(): the input must have at least 2 dims, got shape {A.shape}")
     U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
@@ -711,7 +733,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, axis=None):
     if isinstance(ord, str):
         raise OpError(f"linalg.vector_norm(): ord must be a number, got {ord!r}")
     dim = pick_dim(dim, axis, "linalg.vector_norm")
-    return _reduce._norm_op(x, ord, dim, keepdim, dtype=dtype)
+    return _reduce.complex_aware_norm(x, ord, dim, keepdim, dtype)
 
 
 def _matrix_dims(shape, dim, opname):
@@ -746,7 +768,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, axis=N
     dim = pick_dim(dim, axis, "linalg.matrix_norm", default=(-2, -1))
     d0, d1 = _matrix_dims(A.shape, dim, "linalg.matrix_norm")
     if isinstance(ord, str) and ord == "fro":
-        return _reduce._norm_op(A, 2, (d0, d1), keepdim, dtype=dtype)
+        return _reduce.complex_aware_norm(A, 2, (d0, d1), keepdim, dtype)
     if dtype is not None:
         A = A.to(dtype)
     if isinstance(ord, str):
@@ -838,7 +860,7 @@ def _det(self):
     return det(self)
 
 
-for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("outer", outer),
+for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("vdot", vdot), ("outer", outer),
                    ("inverse", inverse), ("det", _det)):
     _registry.add_tensor_attribute(_name, _fn)
 del _name, _fn

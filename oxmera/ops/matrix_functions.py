@@ -18,6 +18,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
+from oxmera.ops._utils import real_only
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops.creation import eye, tensor, zeros
@@ -50,6 +51,7 @@ def slogdet(A):
     >>> oxmera.linalg.slogdet(oxmera.tensor([[-2.0, 0.0], [0.0, 3.0]]))
     linalg_slogdet(sign=tensor(-1., dtype=float32), logabsdet=tensor(1.7918, dtype=float32))
     """
+    real_only(A, "linalg.slogdet")
     _check_square(A.shape, "linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
     return np.asarray(sign, dtype=A.dtype), np.asarray(logabsdet, dtype=A.dtype)
@@ -126,6 +128,7 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
     tensor([[0.5, 0. ],
             [0. , 0. ]], dtype=float32)
     """
+    real_only(A, "linalg.pinv")
     _check_matrix(A.shape, "linalg.pinv")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -206,6 +209,7 @@ def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     >>> _matrix_rank(oxmera.ones(3, 3))
     tensor(1, dtype=int64)
     """
+    real_only(A, "linalg.matrix_rank")
     _check_matrix(A.shape, "linalg.matrix_rank")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -254,6 +258,7 @@ def _lstsq_solution(A, B, rcond=None):
     >>> _lstsq_solution(oxmera.tensor([[1.0], [1.0]]), oxmera.tensor([[1.0], [3.0]]))
     tensor([[2.]], dtype=float32)
     """
+    real_only(A, "linalg.lstsq")
     return _lstsq_arrays(A, B, rcond)[0]
 
 
@@ -372,6 +377,7 @@ def matrix_exp(A):
     tensor([[1., 1.],
             [0., 1.]], dtype=float32)
     """
+    real_only(A, "linalg.matrix_exp")
     _check_square(A.shape, "linalg.matrix_exp")
     linalg = _scipy_linalg("linalg.matrix_exp")
     if A.size == 0:

@@ -656,6 +656,17 @@ _norm_forward.__doc__ = """The recorded vector norm behind :func:`norm` and
 _norm_op = op("norm", save_output=True)(_norm_forward)
 
 
+def complex_aware_norm(input, p, dim, keepdim, dtype=None):
+    """``_norm_op``, and for complex tensors the norm of their ``abs`` (a real result, as
+    PyTorch's; the gradient flows through ``abs``)."""
+    if isinstance(input, _core.Tensor) and (input.dtype.kind == "c" or (
+            dtype is not None and np.dtype(dtype).kind == "c")):
+        if dtype is not None:
+            input = input.to(dtype)
+        return _norm_op(input.abs(), p, dim, keepdim)
+    return complex_aware_norm(input, p, dim, keepdim, dtype)
+
+
 @_norm_op.vjp
 def _(ctx, grad, input, p=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
@@ -723,7 +734,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None):
     if isinstance(p, str) and p == "nuc":
         from oxmera.ops.linalg import matrix_norm
         return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
-    return _norm_op(input, p, dim, keepdim, dtype=dtype)
+    return complex_aware_norm(input, p, dim, keepdim, dtype)
 
 
 # -- cumulative sum and product ----------------------------------------------------------------
@@ -858,10 +869,10 @@ def _(ctx, grad, input, coefficient, dim, reverse=False):
     d = normalize_dim(dim, grad.ndim, "linear_scan")
     coefficient = _shape.broadcast_to(coefficient, grad.shape)
     step = 1 if reverse else -1
-    total = linear_scan(grad, _shift(coefficient, d, step, 0.0), d, reverse=not reverse)
+    total = linear_scan(grad, cj(_shift(coefficient, d, step, 0.0)), d, reverse=not reverse)
     grad_coefficient = None
     if ctx.needs_input_grad[1]:
-        grad_coefficient = total * _shift(ctx.output, d, -step, 0.0)
+        grad_coefficient = total * cj(_shift(ctx.output, d, -step, 0.0))
     return total if ctx.needs_input_grad[0] else None, grad_coefficient
 
 
