@@ -158,7 +158,7 @@ def sgn(input):
     >>> oxmera.sgn(oxmera.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.], dtype=float32)
     >>> oxmera.sgn(oxmera.tensor([3 + 4j]))
-    tensor([0.6000+0.8000j], dtype=complex64)
+    tensor([0.6+0.8j], dtype=complex64)
     """
     if isinstance(input, _core.Tensor) and input.dtype.kind == "c":
         return complex_sgn(input)

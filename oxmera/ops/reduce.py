@@ -664,7 +664,7 @@ def complex_aware_norm(input, p, dim, keepdim, dtype=None):
         if dtype is not None:
             input = input.to(dtype)
         return _norm_op(input.abs(), p, dim, keepdim)
-    return complex_aware_norm(input, p, dim, keepdim, dtype)
+    return _norm_op(input, p, dim, keepdim, dtype=dtype)
 
 
 @_norm_op.vjp

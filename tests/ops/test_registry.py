@@ -66,6 +66,8 @@ CANNOT_TAKE = {
     "fractional_max_pool2d": {"0-d"}, "fractional_max_pool3d": {"0-d"},
     # unfold's output, the gradient unfold_backward takes, always has its window dimension
     "unfold_backward": {"0-d"},
+    # a last dimension of 2 with stride 1 (PyTorch's rule); a permuted batch is its own case
+    "view_as_complex": {"0-d", "non-contiguous"},
 }
 
 
