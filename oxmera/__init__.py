@@ -44,7 +44,7 @@ from oxmera.ops.tensor_types import *  # noqa: F403
 from oxmera import _dtypes, _printing
 from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
-from oxmera import linalg, nn, special
+from oxmera import fft, linalg, nn, special
 from oxmera import distributions
 from oxmera import optim, utils
 from oxmera import accelerator, backends, cuda
@@ -69,7 +69,8 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
+    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "fft", "linalg", "nn",
+    "optim",
     "utils",
     "save", "load", "random", "cuda", "backends", "accelerator", "special", "distributions",
     "device", "get_default_device", "set_default_device",

@@ -19,6 +19,7 @@ from oxmera.ops import conversion
 from oxmera.ops import creation
 from oxmera.ops import decompositions
 from oxmera.ops import elementwise
+from oxmera.ops import fft
 from oxmera.ops import index
 from oxmera.ops import inplace
 from oxmera.ops import interop
@@ -55,6 +56,7 @@ __all__ = [
     "creation",
     "decompositions",
     "elementwise",
+    "fft",
     "index",
     "inplace",
     "interop",
