@@ -68,6 +68,8 @@ CANNOT_TAKE = {
     "unfold_backward": {"0-d"},
     # a last dimension of 2 with stride 1 (PyTorch's rule); a permuted batch is its own case
     "view_as_complex": {"0-d", "non-contiguous"},
+    # a transform needs a dimension to run along
+    **dict.fromkeys(("fft_c2c", "fft_r2c", "fft_c2r", "fft_resize"), {"0-d"}),
 }
 
 

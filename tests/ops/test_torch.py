@@ -66,7 +66,8 @@ def _to_numpy(value):
     if isinstance(value, oxmera.Tensor):
         return value.detach().numpy()
     if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        # (resolve_conj: PyTorch's complex results may be lazily conjugated views)
+        return value.detach().cpu().resolve_conj().numpy()
     return np.asarray(value)
 
 
