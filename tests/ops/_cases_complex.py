@@ -145,3 +145,25 @@ for _name, _fn, _torch_fn in [
 add_cases("pow", ("complex-square", oxmera.square, (C((3, 4)),)),
           ("complex-number-exponent", lambda x: x ** 2.5, (C((3, 4), "positive"),)))
 add_torch_cases("pow", ("complex-square", lambda lib, x: lib.square(x), (C((3, 4)),)))
+
+# -- eig: losses through abs(V) only (a phase-free function of the eigenvectors) ----------
+
+
+def _eig_phase_free(lib, A):
+    L, V = lib.linalg.eig(A)
+    return L, V.abs()
+
+
+add_cases("linalg_eig",
+          ("real", lambda A: _eig_phase_free(oxmera, A), (Leaf((4, 4)),)),
+          ("complex", lambda A: _eig_phase_free(oxmera, A), (C((3, 3)),)),
+          ("batch-transposed", lambda A: _eig_phase_free(oxmera, A), (T((2, 3, 3)),)),
+          ("complex-strided", lambda A: _eig_phase_free(oxmera, A),
+           (C((3, 3), layout="strided"),)),
+          ("size0", lambda A: _eig_phase_free(oxmera, A), (Leaf((0, 0)),)),
+          ("eigvals", oxmera.linalg.eigvals, (Leaf((3, 3)),)),
+          ("eigvals-complex", oxmera.linalg.eigvals, (C((3, 3)),)))
+add_torch_cases("linalg_eig",
+                ("real", _eig_phase_free, (Leaf((4, 4)),)),
+                ("complex", _eig_phase_free, (C((3, 3)),)),
+                ("eigvals", lambda lib, A: lib.linalg.eigvals(A), (Leaf((3, 3)),)))

@@ -55,7 +55,7 @@ CANNOT_TAKE = {
     "linalg_inv": {"0-d"}, "linalg_det": {"0-d"}, "linalg_solve": {"0-d"}, "linalg_svd": {"0-d"},
     **dict.fromkeys(("linalg_eigh", "linalg_cholesky_ex", "linalg_qr", "linalg_lu_factor_ex",
                      "linalg_slogdet", "linalg_solve_triangular", "linalg_pinv", "linalg_lstsq",
-                     "linalg_matrix_exp"), {"0-d"}),    # matrices
+                     "linalg_matrix_exp", "linalg_eig"), {"0-d"}),    # matrices
     # convolution and pooling need channel and spatial dimensions
     "conv1d": {"0-d"}, "conv2d": {"0-d"}, "conv_input_grad": {"0-d"}, "conv_weight_grad": {"0-d"},
     "conv3d": {"0-d"}, "im2col": {"0-d"}, "col2im": {"0-d"},
