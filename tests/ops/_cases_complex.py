@@ -167,3 +167,15 @@ add_torch_cases("linalg_eig",
                 ("real", _eig_phase_free, (Leaf((4, 4)),)),
                 ("complex", _eig_phase_free, (C((3, 3)),)),
                 ("eigvals", lambda lib, A: lib.linalg.eigvals(A), (Leaf((3, 3)),)))
+
+# -- pointwise ops with complex forms ------------------------------------------------------
+
+for _name, _fn in [("acosh", oxmera.acosh), ("asinh", oxmera.asinh), ("atanh", oxmera.atanh),
+                   ("sinc", oxmera.sinc)]:
+    add_cases(_name, ("complex", lambda x, f=_fn: f(x * 0.5), (C((2, 3)),)),
+              ("complex-strided", lambda x, f=_fn: f(x * 0.5), (C((2, 3), layout="strided"),)))
+    add_torch_cases(_name, ("complex", lambda lib, x, n=_name: getattr(lib, n)(x * 0.5),
+                            (C((2, 3)),)))
+add_cases("pow", ("complex-float_power", oxmera.float_power, (C((2, 3), "positive"), Leaf((3,)))))
+add_torch_cases("pow", ("complex-float_power", lambda lib, a, b: lib.float_power(a, b),
+                        (C((2, 3), "positive"), Leaf((3,)))))
