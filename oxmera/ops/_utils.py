@@ -95,6 +95,15 @@ def real_only(array, opname):
                            f"dtype {array.dtype}, shape {array.shape})")
 
 
+def ordered_only(array, opname):
+    """Refuse a complex ``array`` in an op that needs an order (comparisons, extremes,
+    sorting, rounding), with PyTorch's error type; NumPy would order complex numbers
+    lexicographically and give a result PyTorch never does."""
+    if getattr(array, "dtype", None) is not None and array.dtype.kind == "c":
+        raise RuntimeError(f"{opname}(): not implemented for complex tensors (complex numbers "
+                           f"have no order; compare abs() or the real parts)")
+
+
 def _scalar_dtype(value):
     if isinstance(value, bool):
         return _BOOL

@@ -14,7 +14,7 @@ import numpy as np
 from oxmera._core.autograd import OpError
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops._utils import result_type
+from oxmera.ops._utils import ordered_only, result_type
 from oxmera.ops.complex import cj, complex_sgn
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.index import nonzero
@@ -968,6 +968,8 @@ def relu(input):
     """
     if input.dtype == np.bool_:
         raise TypeError("relu(): not implemented for bool tensors")
+    if input.dtype.kind == "c":        # (inline: relu is a hot path)
+        ordered_only(input, "relu")
     return np.maximum(input, 0).astype(input.dtype, copy=False)
 
 
@@ -1033,6 +1035,9 @@ def sign(input):
     if input.dtype == np.bool_:
         # NumPy has no bool loop for sign; a bool is its own sign (PyTorch).
         return input.copy()
+    if input.dtype.kind == "c":
+        raise RuntimeError("Unlike NumPy, sign is not intended to support complex numbers. "
+                           "Please use sgn instead.")
     return np.sign(input)
 
 
@@ -1095,6 +1100,8 @@ def maximum(input, other):
     >>> oxmera.maximum(oxmera.tensor([1.0, 5.0]), oxmera.tensor([3.0, 2.0]))
     tensor([3., 5.], dtype=float32)
     """
+    ordered_only(input, "maximum")
+    ordered_only(other, "maximum")
     return np.maximum(input, other)
 
 
@@ -1115,6 +1122,8 @@ def minimum(input, other):
     >>> oxmera.minimum(oxmera.tensor([1.0, 5.0]), oxmera.tensor([3.0, 2.0]))
     tensor([1., 2.], dtype=float32)
     """
+    ordered_only(input, "minimum")
+    ordered_only(other, "minimum")
     return np.minimum(input, other)
 
 
@@ -1143,6 +1152,7 @@ def clamp(input, min=None, max=None):
     >>> oxmera.tensor([1, 5, 9]).clip(max=oxmera.tensor([4, 4, 10]))
     tensor([1, 4, 9], dtype=int64)
     """
+    ordered_only(input, "clamp")
     if min is None and max is None:
         raise ValueError("at least one of 'min' or 'max' must not be None")
     out = input
@@ -1276,6 +1286,7 @@ def _rounding(name, ufunc):
     def forward(input):
         if input.dtype == np.bool_:
             raise TypeError(f"{name}(): not implemented for bool tensors")
+        ordered_only(input, name)
         if input.dtype.kind != "f":
             return input.copy()
         return ufunc(input)
@@ -1356,6 +1367,9 @@ def _(ctx, grad, input, nan=0.0, posinf=None, neginf=None):
 
 def _compare(name, ufunc, dunder, reflected=None):
     def forward(input, other):
+        if name not in ("eq", "ne"):
+            ordered_only(input, name)
+            ordered_only(other, name)
         return ufunc(input, other)
     forward.__name__ = name
     forward.__doc__ = (

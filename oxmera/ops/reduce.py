@@ -23,7 +23,7 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops._utils import (accumulation_dtype, narrow, normalize_dim, normalize_dims,
-                               pick_dim, widened)
+                               ordered_only, pick_dim, widened)
 from oxmera.ops.complex import cj
 from oxmera.ops.creation import full, ones, ones_like
 from oxmera.ops.elementwise import exp, maximum, minimum, sign, where
@@ -248,6 +248,7 @@ def _spread_over_extremes(grad, input, values, dims, keepdim):
 
 def _extreme(name, reduce, arg):
     def forward(input, dim=None, keepdim=False, *, axis=None):
+        ordered_only(input, name)
         dim = pick_dim(dim, axis, name)
         if dim is None:
             if input.size == 0:
@@ -361,6 +362,7 @@ def min(input, dim=None, keepdim=False, *, axis=None, other=None):
 
 def _amax_amin(name, reduce, doc):
     def forward(input, dim=(), keepdim=False, *, axis=None):
+        ordered_only(input, name)
         dims = _dims(dim, axis, input.ndim, name)
         _check_nonempty(input, dims, name)
         return np.array(reduce(input, axis=dims, keepdims=keepdim), copy=True)
@@ -405,6 +407,7 @@ amin = _amax_amin("amin", np.minimum.reduce, """Smallest value over ``dim`` (all
 
 def _arg_extreme(name, arg, doc):
     def forward(input, dim=None, keepdim=False, *, axis=None):
+        ordered_only(input, name)
         dim = pick_dim(dim, axis, name)
         if dim is None:
             if input.size == 0:
