@@ -117,3 +117,16 @@ def test_promotion_with_python_numbers_matches_torch(dtype, scalar):
     assert str(ours.dtype) == _name(theirs.dtype)
     assert str(oxmera.result_type(oxmera.ones(2, dtype=getattr(oxmera, dtype)), scalar)) == \
         _name(torch.result_type(torch.ones(2, dtype=getattr(torch, dtype)), scalar))
+
+
+@pytest.mark.parametrize("call", [
+    lambda z: z.sort(), lambda z: z > 0, lambda z: z.max(), lambda z: z.amax(),
+    lambda z: z.argmin(), lambda z: z.sign(), lambda z: oxmera.relu(z), lambda z: z.floor(),
+    lambda z: z.clamp(0, 1), lambda z: oxmera.maximum(z, z), lambda z: z.topk(1),
+])
+def test_ops_needing_an_order_refuse_complex_as_torch(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        call(torch.tensor([1 + 1j, 2j]))
+    with pytest.raises(RuntimeError):
+        call(oxmera.tensor([1 + 1j, 2j]))
