@@ -336,5 +336,6 @@ for _name in ("is_cuda", "is_mps", "is_meta", "is_xpu"):
         False, f"False: oxmera tensors are on the CPU (``{_name}`` is PyTorch's)."))
 for _name, _dtype in (("float", np.float32), ("double", np.float64), ("half", np.float16),
                       ("long", np.int64), ("int", np.int32), ("short", np.int16),
-                      ("bool", np.bool_), ("byte", np.uint8), ("char", np.int8)):
+                      ("bool", np.bool_), ("byte", np.uint8), ("char", np.int8),
+                      ("cfloat", np.complex64), ("cdouble", np.complex128)):
     _registry.add_tensor_attribute(_name, _caster(_dtype))

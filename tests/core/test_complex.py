@@ -130,3 +130,35 @@ def test_ops_needing_an_order_refuse_complex_as_torch(call):
         call(torch.tensor([1 + 1j, 2j]))
     with pytest.raises(RuntimeError):
         call(oxmera.tensor([1 + 1j, 2j]))
+
+
+def test_gradcheck_catches_a_missing_conjugate():
+    from oxmera.autograd import GradcheckError, gradcheck, gradgradcheck
+    from oxmera.extend import op
+
+    @op(name="times_two_plus_i_unconjugated_example", inputs=1)
+    def wrong(x):
+        return x * (2 + 1j)
+
+    @wrong.vjp
+    def _(ctx, grad, x):
+        return grad * (2 + 1j)          # should be grad * (2 - 1j)
+
+    z = oxmera.tensor([0.5 - 1j], dtype=oxmera.complex128, requires_grad=True)
+    with pytest.raises(GradcheckError):
+        gradcheck(wrong, (z,))
+    assert gradcheck(lambda t: t * (2 + 1j), (z,))
+    assert gradgradcheck(lambda t: (t * t.conj() * t).exp(), (z,))
+    # A real input and a complex output, and the other way round.
+    x = oxmera.tensor([0.3, -0.7], dtype=oxmera.float64, requires_grad=True)
+    assert gradcheck(lambda t: oxmera.polar(t.abs() + 1, t), (x,))
+    assert gradcheck(lambda t: (t * t).abs(), (z,))
+
+
+def test_cfloat_cdouble_methods():
+    x = oxmera.ones(2, requires_grad=True)
+    z = x.cdouble()
+    assert z.dtype == oxmera.complex128 and z.requires_grad
+    (z * 1j).imag.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+    assert x.cfloat().dtype == oxmera.complex64
