@@ -18,9 +18,10 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.extend import op
-from oxmera.ops._utils import real_only
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
+from oxmera.ops._utils import real_only
+from oxmera.ops.complex import cj
 from oxmera.ops.creation import eye, tensor, zeros
 from oxmera.ops.decompositions import (_check_matrix, _method, _result_type, _scipy_linalg,
                                        _unsqueeze2)
@@ -465,7 +466,7 @@ def cond(A, p=None):
 
 def vecdot(x, y, *, dim=-1):
     """Dot product of vectors along ``dim`` (batch dims broadcast):
-    ``oxmera.linalg.vecdot`` (real dtypes: ``(x * y).sum(dim)``).
+    ``oxmera.linalg.vecdot``: ``(conj(x) * y).sum(dim)``.
 
     Examples
     --------
@@ -474,7 +475,7 @@ def vecdot(x, y, *, dim=-1):
     tensor([3., 7.], dtype=float32)
     """
     x, y = _as_tensor(x), _as_tensor(y)
-    return (x * y).sum(dim)
+    return (cj(x) * y).sum(dim)
 
 
 def tensorinv(A, ind=2):

@@ -179,3 +179,6 @@ for _name, _fn in [("acosh", oxmera.acosh), ("asinh", oxmera.asinh), ("atanh", o
 add_cases("pow", ("complex-float_power", oxmera.float_power, (C((2, 3), "positive"), Leaf((3,)))))
 add_torch_cases("pow", ("complex-float_power", lambda lib, a, b: lib.float_power(a, b),
                         (C((2, 3), "positive"), Leaf((3,)))))
+add_cases("mul", ("complex-vecdot", oxmera.linalg.vecdot, (C((2, 3)), C((3,)))))
+add_torch_cases("mul", ("complex-vecdot", lambda lib, a, b: lib.linalg.vecdot(a, b),
+                           (C((2, 3)), C((3,)))))
