@@ -141,12 +141,14 @@ def result_type(*operands):
     return _combine(dim_result, _combine(zero_result, wrapped_result))
 
 
-def make_prepare(promote, float_only):
+def make_prepare(promote, float_only, real_only_name=None):
     """Build the input-preparing step of an op (``OpDef.prepare``).
 
     It casts array inputs to the promoted dtype (Python numbers are left for
     NumPy, which treats them as weakly typed, giving the same result), and
     with ``float_only`` turns integer and bool results into the default float.
+    With ``real_only_name`` (an op not declared ``complex_inputs``), a complex
+    result dtype is refused naming that op.
     """
     def prepare(values):
         if promote:
@@ -161,6 +163,9 @@ def make_prepare(promote, float_only):
                 target = result_type(*values)
         if float_only and target.kind not in "fc":
             target = _core.get_default_dtype()
+        elif target.kind == "c" and real_only_name is not None:
+            raise RuntimeError(f"{real_only_name}(): complex inputs are not supported by "
+                               f"oxmera yet (dtype {target})")
         out = []
         for v in values:
             if v is None:

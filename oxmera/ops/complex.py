@@ -161,7 +161,7 @@ def is_neg(input):
     return False
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def angle(input):
     """The argument (phase) of each element, in radians; a real one's is 0 or pi.
 

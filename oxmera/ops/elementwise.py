@@ -56,7 +56,8 @@ def _scaled(other, alpha, opname):
     return np.multiply(other, alpha, dtype=other.dtype)
 
 
-@op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"), numpy=np.add)
+@op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"),
+    complex_inputs=True, numpy=np.add)
 def add(input, other, *, alpha=1):
     """Add ``other`` (times ``alpha``) to ``input``, elementwise with broadcasting.
 
@@ -77,7 +78,7 @@ def _(ctx, grad, input, other, *, alpha=1):
 
 
 @op(inputs=2, save=(), promote=True, method=True, operators=("__sub__", "__rsub__"),
-    numpy=np.subtract)
+    numpy=np.subtract, complex_inputs=True)
 def sub(input, other, *, alpha=1):
     """Subtract ``other`` (times ``alpha``) from ``input``, elementwise.
 
@@ -99,7 +100,7 @@ def _(ctx, grad, input, other, *, alpha=1):
             (-grad if alpha == 1 else grad * -alpha) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
+@op(complex_inputs=True, inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
     numpy=np.multiply, save={"input": ("other",), "other": ("input",)})
 def mul(input, other):
     """Multiply elementwise, with broadcasting.
@@ -124,7 +125,7 @@ def _(ctx, grad, input, other):
             grad * input if needs[1] else None)
 
 
-@op("div", inputs=2, promote=True, float_only=True,
+@op("div", complex_inputs=True, inputs=2, promote=True, float_only=True,
     operators=("__truediv__", "__rtruediv__"), quiet=True, numpy=np.true_divide,
     save={"input": ("other",), "other": ("input", "other")})
 def _true_divide(input, other):
@@ -274,7 +275,8 @@ def _(ctx, grad, input, other):
             -grad * floor_divide(input, other) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"), quiet=True,
+@op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"),
+    complex_inputs=True, quiet=True,
     numpy=np.power)
 def pow(input, exponent):
     """Raise ``input`` to ``exponent`` elementwise.
@@ -365,7 +367,7 @@ def _(ctx, grad, input):
     return -grad
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def reciprocal(input):
     """``1 / x``, elementwise (integers give the default float dtype).
 
@@ -400,7 +402,8 @@ def square(input):
 
 # -- unary math ----------------------------------------------------------------
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.exp)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True,
+    complex_inputs=True, numpy=np.exp)
 def exp(input):
     """Exponential, elementwise.
 
@@ -418,7 +421,7 @@ def _(ctx, grad, input):
     return grad * cj(ctx.output)
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def exp2(input):
     """``2 ** x``, elementwise.
 
@@ -436,7 +439,7 @@ def _(ctx, grad, input):
     return grad * cj(ctx.output) * _LN2
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def expm1(input):
     """``exp(x) - 1``, elementwise, accurate for ``x`` near 0.
 
@@ -454,7 +457,7 @@ def _(ctx, grad, input):
     return grad * cj(ctx.output + 1)
 
 
-@op(float_only=True, method=True, quiet=True, numpy=np.log)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True, numpy=np.log)
 def log(input):
     """Natural logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -472,7 +475,7 @@ def _(ctx, grad, input):
     return grad / cj(input)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def log2(input):
     """Base-2 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -490,7 +493,7 @@ def _(ctx, grad, input):
     return grad / cj(input * _LN2)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def log10(input):
     """Base-10 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -508,7 +511,7 @@ def _(ctx, grad, input):
     return grad / cj(input * _LN10)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def log1p(input):
     """``log(1 + x)``, elementwise, accurate for ``x`` near 0.
 
@@ -526,7 +529,8 @@ def _(ctx, grad, input):
     return grad / cj(input + 1)
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.sqrt)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True,
+    complex_inputs=True, numpy=np.sqrt)
 def sqrt(input):
     """Square root, elementwise.
 
@@ -544,7 +548,7 @@ def _(ctx, grad, input):
     return grad / cj(ctx.output * 2)
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def rsqrt(input):
     """``1 / sqrt(x)``, elementwise (``inf`` at 0, ``nan`` below).
 
@@ -563,7 +567,7 @@ def _(ctx, grad, input):
     return grad * cj(out * out * out) * -0.5
 
 
-@op(float_only=True, method=True, numpy=np.sin)
+@op(complex_inputs=True, float_only=True, method=True, numpy=np.sin)
 def sin(input):
     """Sine, elementwise.
 
@@ -581,7 +585,7 @@ def _(ctx, grad, input):
     return grad * cj(cos(input))
 
 
-@op(float_only=True, method=True, numpy=np.cos)
+@op(complex_inputs=True, float_only=True, method=True, numpy=np.cos)
 def cos(input):
     """Cosine, elementwise.
 
@@ -599,7 +603,7 @@ def _(ctx, grad, input):
     return -grad * cj(sin(input))
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True)
 def tan(input):
     """Tangent, elementwise.
 
@@ -618,7 +622,7 @@ def _(ctx, grad, input):
     return grad * cj(out * out + 1)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def asin(input):
     """Inverse sine, elementwise (``nan`` outside [-1, 1]); ``arcsin`` is the same op.
 
@@ -638,7 +642,7 @@ def _(ctx, grad, input):
     return grad * cj(rsqrt(1 - input * input))
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def acos(input):
     """Inverse cosine, elementwise (``nan`` outside [-1, 1]); ``arccos`` is the same op.
 
@@ -656,7 +660,7 @@ def _(ctx, grad, input):
     return -grad * cj(rsqrt(1 - input * input))
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def atan(input):
     """Inverse tangent, elementwise; ``arctan`` is the same op.
 
@@ -679,7 +683,7 @@ arccos = acos
 arctan = atan
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def sinh(input):
     """Hyperbolic sine, elementwise.
 
@@ -697,7 +701,7 @@ def _(ctx, grad, input):
     return grad * cj(cosh(input))
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def cosh(input):
     """Hyperbolic cosine, elementwise.
 
@@ -715,7 +719,7 @@ def _(ctx, grad, input):
     return grad * cj(sinh(input))
 
 
-@op(save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
 def tanh(input):
     """Hyperbolic tangent, elementwise.
 
@@ -761,7 +765,7 @@ def _(ctx, grad_of_grad, grad, output):
             -2 * grad_of_grad * grad * output if needs[1] else None)
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True)
 def sigmoid(input):
     """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise, stable for large ``|x|``.
 
@@ -1088,7 +1092,7 @@ def _extreme_vjp(ctx, grad, input, other, loses):
             where(loses(other, input), 0.0, where(tie, half, grad)) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, promote=True, method=True)
 def maximum(input, other):
     """The larger of ``input`` and ``other``, elementwise (nan if either is nan).
 
@@ -1110,7 +1114,7 @@ def _(ctx, grad, input, other):
     return _extreme_vjp(ctx, grad, input, other, lt)
 
 
-@op(inputs=2, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, promote=True, method=True)
 def minimum(input, other):
     """The smaller of ``input`` and ``other``, elementwise (nan if either is nan).
 
@@ -1134,7 +1138,7 @@ def _(ctx, grad, input, other):
 
 # clamp is its own primitive rather than minimum(maximum(...)): at a bound
 # PyTorch gives the input the whole gradient, where maximum would split it.
-@op(inputs=3, promote=True, method=True)
+@op(complex_inputs=True, inputs=3, promote=True, method=True)
 def clamp(input, min=None, max=None):
     """Limit ``input`` to ``[min, max]``, elementwise; ``clip`` is the same op.
 
@@ -1193,7 +1197,7 @@ clip = clamp
 # lerp is a primitive (not input + weight * (end - input)): one node instead
 # of three, and PyTorch's two-sided formula, exact at both ends (weight 1
 # gives ``end`` exactly).
-@op(inputs=3, promote=True, float_only=True, method=True)
+@op(complex_inputs=True, inputs=3, promote=True, float_only=True, method=True)
 def lerp(input, end, weight):
     """Linear interpolation ``input + weight * (end - input)``, elementwise.
 
@@ -1379,7 +1383,8 @@ def _compare(name, ufunc, dunder, reflected=None):
         f"tensor({np.array2string(ufunc(np.array([1.0, 2.0]), 1.5), separator=', ')}, "
         f"dtype=bool)\n")
     forward.__module__ = __name__
-    public = op(name, inputs=2, differentiable=False, promote=True, method=True)(forward)
+    public = op(name, inputs=2, differentiable=False, promote=True, method=True,
+                complex_inputs=True)(forward)
     _registry.add_tensor_attribute(dunder, _comparison_operator(public, dunder))
     return public
 
@@ -1464,7 +1469,7 @@ def _where_method(self, condition, other):
 
 # -- closeness, classification and logic (bool results, never recorded) --------------
 
-@op(inputs=2, differentiable=False, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, differentiable=False, promote=True, method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether ``|input - other| <= atol + rtol * |other|``, elementwise (bool, no gradient).
 

@@ -41,7 +41,8 @@ def _as_tensor(x):
 
 # -- matmul and its checked special cases -------------------------------------------------
 
-@op(inputs=2, promote=True, method=True, operators=("__matmul__", "__rmatmul__"))
+@op(inputs=2, promote=True, method=True, operators=("__matmul__", "__rmatmul__"),
+    complex_inputs=True)
 def matmul(input, other):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading
     dimensions are batch dimensions and broadcast.
@@ -334,7 +335,7 @@ def _optimize(equation, operands):
     return len(operands) == 2 and math.prod(sizes.values()) > 100_000
 
 
-@op("einsum", inputs="sequence", promote=True)
+@op("einsum", complex_inputs=True, inputs="sequence", promote=True)
 def _einsum_op(operands, equation):
     """The recorded op behind :func:`einsum`, on an equation in canonical
     form (every dim a letter, explicit output: see ``_canonical_equation``).
@@ -470,7 +471,7 @@ def _check_square(shape, opname, what="the input"):
                       f"shape {shape}")
 
 
-@op("linalg_inv", save=(), save_output=True, float_only=True)
+@op("linalg_inv", complex_inputs=True, save=(), save_output=True, float_only=True)
 def inv(A):
     """Inverse of a square matrix (or of each in a batch): ``oxmera.linalg.inv``.
 
@@ -497,7 +498,7 @@ def _(ctx, grad, A):
     return -(out_t @ grad @ out_t)
 
 
-@op("linalg_det", save_output=True, float_only=True)
+@op("linalg_det", complex_inputs=True, save_output=True, float_only=True)
 def det(A):
     """Determinant of a square matrix (or of each in a batch): ``oxmera.linalg.det``.
 
@@ -561,7 +562,8 @@ def _cofactors_from_svd(A):
         -1).unsqueeze(-1)
 
 
-@op("linalg_solve", inputs=2, save=("A",), save_output=True, promote=True, float_only=True)
+@op("linalg_solve", inputs=2, save=("A",), save_output=True, promote=True,
+    complex_inputs=True, float_only=True)
 def _solve_op(A, B):
     """The recorded op behind :func:`solve`: ``X`` with ``A @ X = B`` for a
     matrix ``B`` (``(..., n, k)``), batch dims broadcasting.

@@ -37,7 +37,7 @@ Tensor = _core.Tensor
 
 # -- inverse hyperbolic functions ------------------------------------------------------------
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def acosh(input):
     """Inverse hyperbolic cosine, elementwise (nan below 1); ``arccosh`` is the same.
 
@@ -61,7 +61,7 @@ def _(ctx, grad, input):
     return grad * rsqrt(input * input - 1)
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def asinh(input):
     """Inverse hyperbolic sine, elementwise; ``arcsinh`` is the same.
 
@@ -79,7 +79,7 @@ def _(ctx, grad, input):
     return grad * cj(rsqrt(input * input + 1))
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def atanh(input):
     """Inverse hyperbolic tangent, elementwise (+-inf at +-1, nan beyond); ``arctanh``
     is the same.
@@ -286,7 +286,7 @@ def _(ctx, grad, input):
     return grad * exp(-(input * input)) * -_TWO_OVER_SQRT_PI
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def sinc(input):
     """The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.
 

@@ -829,7 +829,7 @@ def _(ctx, grad, input, dim=None, *, dtype=None, axis=None):
     return (cj(_shift(output, d, 1, 1.0)) * total).reshape(shape)
 
 
-@op(inputs=2, save=("coefficient",), save_output=True, promote=True)
+@op(complex_inputs=True, inputs=2, save=("coefficient",), save_output=True, promote=True)
 def linear_scan(input, coefficient, dim, reverse=False):
     """The linear recurrence ``out[j] = input[j] + coefficient[j] * out[j - 1]``
     along ``dim`` (``out[j + 1]`` with ``reverse``; the missing end term is 0).
