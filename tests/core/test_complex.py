@@ -162,3 +162,18 @@ def test_cfloat_cdouble_methods():
     (z * 1j).imag.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
     assert x.cfloat().dtype == oxmera.complex64
+
+
+def test_complex_tensors_round_trip_through_pytorchs_format(tmp_path):
+    torch = pytest.importorskip("torch")
+    tensors = {"a": oxmera.tensor([1 + 2j, 3 - 1j]),
+               "b": oxmera.tensor(np.array([[1 + 2j], [0.5j]]))}
+    path = tmp_path / "complex.pt"
+    oxmera.save(tensors, path)
+    theirs = torch.load(path)
+    assert theirs["a"].dtype == torch.complex64 and theirs["b"].dtype == torch.complex128
+    np.testing.assert_array_equal(theirs["b"].numpy(), tensors["b"].numpy())
+    torch.save(theirs, path)
+    ours = oxmera.load(path)
+    assert ours["a"].dtype == oxmera.complex64
+    np.testing.assert_array_equal(ours["a"].numpy(), tensors["a"].numpy())
