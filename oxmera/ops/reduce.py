@@ -23,7 +23,7 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops._utils import (accumulation_dtype, narrow, normalize_dim, normalize_dims,
-                               ordered_only, pick_dim, widened)
+                               ordered_only, pick_dim, real_of, widened)
 from oxmera.ops.complex import cj
 from oxmera.ops.creation import full, ones, ones_like
 from oxmera.ops.elementwise import exp, maximum, minimum, sign, where
@@ -465,9 +465,9 @@ def _correction(name, unbiased, correction):
 def _moment_args(name, input_dtype, ndim, dim, unbiased, correction, axis):
     if isinstance(dim, bool) and unbiased is None and axis is None:
         dim, unbiased = None, dim       # PyTorch's var(unbiased) form
-    if input_dtype.kind != "f":
-        raise OpError(f"{name}(): std and var only support floating point dtypes, got "
-                      f"{input_dtype}")
+    if input_dtype.kind not in "fc":
+        raise OpError(f"{name}(): std and var only support floating point and complex dtypes, "
+                      f"got {input_dtype}")
     return _dims(dim, axis, ndim, name), _correction(name, unbiased, correction)
 
 
@@ -476,7 +476,12 @@ def _variance(input, dims, correction, keepdim):
     count = _count(input.shape, dims)
     with np.errstate(invalid="ignore", divide="ignore"):
         centered = input - np.add.reduce(input, axis=dims, dtype=acc, keepdims=True) / count
-        squares = np.add.reduce(centered * centered, axis=dims, dtype=acc, keepdims=keepdim)
+        if input.dtype.kind == "c":
+            # |deviation|^2: a real variance, as PyTorch's.
+            centered = centered.real * centered.real + centered.imag * centered.imag
+            squares = np.add.reduce(centered, axis=dims, keepdims=keepdim)
+        else:
+            squares = np.add.reduce(centered * centered, axis=dims, dtype=acc, keepdims=keepdim)
         # Fewer degrees of freedom than the correction: divide by 0 (inf or
         # nan), as PyTorch does, which also warns.
         return squares / builtins.max(count - correction, 0)
@@ -506,7 +511,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
                                     axis)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(_variance(input, dims, correction, keepdim), dtype=input.dtype)
+        return np.asarray(_variance(input, dims, correction, keepdim),
+                          dtype=real_of(input.dtype))
 
 
 @var.vjp
@@ -518,7 +524,7 @@ def _(ctx, grad, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     scale = 2.0 / dof if dof else math.inf
     # In float32 for float16, where 2 / dof is a subnormal (or 0) in float16.
     return widened(_unreduce(grad, input.shape, dims, keepdim),
-                   lambda g: g * scale * centered.to(g.dtype))
+                   lambda g: g * scale * _in_dtype_of(centered, g))
 
 
 @op(save_output=True, method=True)
@@ -537,7 +543,8 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
                                     axis)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(np.sqrt(_variance(input, dims, correction, keepdim)), dtype=input.dtype)
+        return np.asarray(np.sqrt(_variance(input, dims, correction, keepdim)),
+                          dtype=real_of(input.dtype))
 
 
 @std.vjp
@@ -553,7 +560,13 @@ def _(ctx, grad, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     scale = where(zero, 0.0, _unreduce(grad, shape, dims, keepdim) / where(zero, 1.0, out))
     centered = input - mean(input, dims if dims else None, keepdim=True)
     factor = 1.0 / dof if dof else math.inf
-    return widened(scale, lambda s: s * factor * centered.to(s.dtype))
+    return widened(scale, lambda s: s * factor * _in_dtype_of(centered, s))
+
+
+def _in_dtype_of(centered, grad):
+    # The deviations in the (real) gradient's dtype; complex ones stay complex
+    # (the gradient of |z - mean|^2 is 2 (z - mean), times the real grad).
+    return centered if centered.dtype.kind == "c" else centered.to(grad.dtype)
 
 
 # -- logsumexp ---------------------------------------------------------------------------------

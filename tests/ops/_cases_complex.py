@@ -182,3 +182,12 @@ add_torch_cases("pow", ("complex-float_power", lambda lib, a, b: lib.float_power
 add_cases("mul", ("complex-vecdot", oxmera.linalg.vecdot, (C((2, 3)), C((3,)))))
 add_torch_cases("mul", ("complex-vecdot", lambda lib, a, b: lib.linalg.vecdot(a, b),
                            (C((2, 3)), C((3,)))))
+
+# -- var and std: real results of complex inputs ------------------------------------------
+
+for _name in ("var", "std"):
+    add_cases(_name, ("complex-dim", lambda x, n=_name: getattr(x, n)(1), (C((3, 4)),)),
+              ("complex-all-transposed", lambda x, n=_name: getattr(x, n)(),
+               (C((3, 4), layout="transposed"),)))
+    add_torch_cases(_name, ("complex", lambda lib, x, n=_name: getattr(x, n)(0, correction=0),
+                            (C((3, 4)),)))
