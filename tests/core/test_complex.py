@@ -177,3 +177,11 @@ def test_complex_tensors_round_trip_through_pytorchs_format(tmp_path):
     ours = oxmera.load(path)
     assert ours["a"].dtype == oxmera.complex64
     np.testing.assert_array_equal(ours["a"].numpy(), tensors["a"].numpy())
+
+
+def test_randn_complex_has_unit_variance_split_between_the_parts():
+    z = oxmera.randn(200000, dtype=oxmera.complex128, generator=oxmera.Generator().manual_seed(0))
+    assert z.dtype == oxmera.complex128
+    assert abs(float((z.abs() ** 2).mean()) - 1.0) < 0.02
+    assert abs(float(z.real.var()) - 0.5) < 0.02 and abs(float(z.imag.var()) - 0.5) < 0.02
+    assert oxmera.randn(2, dtype=oxmera.cfloat, requires_grad=True).requires_grad
