@@ -20,6 +20,7 @@ from oxmera import autograd
 from oxmera.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from oxmera.ops.activation import *  # noqa: F403  (each op module's __all__ is its public ops)
 from oxmera.ops.blas import *  # noqa: F403
+from oxmera.ops.complex import *  # noqa: F403
 from oxmera.ops.construction import *  # noqa: F403
 from oxmera.ops.conversion import *  # noqa: F403
 from oxmera.ops.creation import *  # noqa: F403
@@ -44,7 +45,7 @@ from oxmera.ops.tensor_types import *  # noqa: F403
 from oxmera import _dtypes, _printing
 from oxmera._dtypes import *  # noqa: F403
 from oxmera._printing import *  # noqa: F403
-from oxmera import linalg, nn, sparse, special
+from oxmera import fft, linalg, nn, sparse, special
 from oxmera import distributions
 from oxmera import distributed
 from oxmera import numpy  # NumPy's names over tensors; registers its composed translators
@@ -64,12 +65,16 @@ int16 = _np.dtype(_np.int16)
 int32 = _np.dtype(_np.int32)
 int64 = _np.dtype(_np.int64)
 uint8 = _np.dtype(_np.uint8)
+complex64 = _np.dtype(_np.complex64)
+complex128 = _np.dtype(_np.complex128)
+cfloat, cdouble = complex64, complex128
 bool = _np.dtype(_np.bool_)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
 __all__ = [
-    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "linalg", "nn", "optim",
+    "Tensor", "Size", "AutogradMeta", "GradFn", "OpError", "autograd", "fft", "linalg", "nn",
+    "optim",
     "utils",
     "save", "load", "random", "cuda", "backends", "accelerator", "special", "distributions",
     "distributed", "profiler",
@@ -84,6 +89,7 @@ __all__ = [
     # the op modules star-imported above, one a line
     *_ops.activation.__all__,
     *_ops.blas.__all__,
+    *_ops.complex.__all__,
     *_ops.construction.__all__,
     *_ops.conversion.__all__,
     *_ops.creation.__all__,
@@ -109,6 +115,7 @@ __all__ = [
     *_printing.__all__,
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
+    "complex64", "complex128", "cfloat", "cdouble",
 ]
 
 from oxmera import _exports  # noqa: E402  (last: every public module is loaded by now)

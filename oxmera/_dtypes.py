@@ -22,9 +22,9 @@ def _dtype(value, opname):
     except TypeError:
         raise TypeError(f"{opname}(): expected a dtype, got {type(value).__name__} "
                         f"{value!r}") from None
-    if dtype.kind not in "biuf":
-        raise TypeError(f"{opname}(): unsupported dtype {dtype}: oxmera has bool, integer and "
-                        f"floating dtypes")
+    if dtype.kind not in "biufc":
+        raise TypeError(f"{opname}(): unsupported dtype {dtype}: oxmera has bool, integer, "
+                        f"floating and complex dtypes")
     return dtype
 
 
@@ -149,6 +149,8 @@ def _operand(value, opname):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
+    if isinstance(value, numbers.Complex):
+        return complex(value)
     raise TypeError(f"{opname}(): expected a Tensor or a Python number, got "
                     f"{type(value).__name__}")
 
@@ -156,7 +158,7 @@ def _operand(value, opname):
 def result_type(tensor1, tensor2):
     """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or numbers) gives.
 
-    PyTorch's rules: the category (bool < integer < float) is the highest of
+    PyTorch's rules: the category (bool < integer < float < complex) is the highest of
     the operands, and within it tensors with dimensions decide over 0-d
     tensors, which decide over Python numbers.
 
@@ -174,7 +176,8 @@ def result_type(tensor1, tensor2):
 
 def can_cast(from_, to):
     """Whether PyTorch's type promotion allows casting dtype ``from_`` to ``to``: never to a
-    lower category (float to integer, or integer to bool); within one, always.
+    lower category (complex to float, float to integer, or integer to bool); within one,
+    always.
 
     Examples
     --------

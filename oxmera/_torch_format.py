@@ -46,12 +46,14 @@ _STORAGES = {
     "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
     "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
     "BFloat16Storage": "bfloat16",
+    "ComplexFloatStorage": np.complex64, "ComplexDoubleStorage": np.complex128,
 }
 #: torch dtypes by name (as the pickle names them) and their NumPy dtype.
 _TORCH_DTYPES = {
     "float64": np.float64, "float32": np.float32, "float16": np.float16, "int64": np.int64,
     "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_,
     "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bfloat16": "bfloat16",
+    "complex64": np.complex64, "complex128": np.complex128,
 }
 _STORAGE_NAMES = {np.dtype(v): k for k, v in _STORAGES.items() if v != "bfloat16"}
 
@@ -162,9 +164,9 @@ def _rebuild_tensor(storage, storage_offset, size, stride, requires_grad, backwa
         raise Corrupt(f"a tensor of size {size}, stride {stride} and storage offset "
                       f"{storage_offset} reaches element {end - 1} of a storage of "
                       f"{array.size} elements: the file is corrupted")
-    if requires_grad and array.dtype.kind != "f":
-        raise Corrupt(f"a {array.dtype} tensor requires grad, which only a floating tensor "
-                      f"can")
+    if requires_grad and array.dtype.kind not in "fc":
+        raise Corrupt(f"a {array.dtype} tensor requires grad, which only a floating or "
+                      f"complex tensor can")
     view = np.lib.stride_tricks.as_strided(
         array[storage_offset:], shape=size, strides=[s * array.itemsize for s in stride])
     tensor = from_numpy(view)
@@ -287,8 +289,8 @@ def _safe_global(module, name):
     except (KeyError, TypeError):
         if module == "torch" and (name.endswith("Storage") or name.startswith(_NO_DTYPE)):
             raise Corrupt(f"it holds torch.{name} data, for which oxmera has no dtype (it "
-                          f"has bool, uint8-64, int8-64, float16-64; bfloat16 loads as "
-                          f"float32)") from None
+                          f"has bool, uint8-64, int8-64, float16-64, complex64/128; bfloat16 "
+                          f"loads as float32)") from None
         raise WeightsOnlyError(
             f"weights only load failed: it refers to the global {module}.{name}, which is "
             f"not a tensor, storage or container that loading weights allows. Loading it "

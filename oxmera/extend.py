@@ -55,7 +55,7 @@ _apply = _core.apply_op
 
 def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
        promote=False, float_only=False, view=False, outputs=None, method=None,
-       operators=(), numpy=None, quiet=False):
+       operators=(), numpy=None, quiet=False, complex_inputs=False):
     """Decorator: turn a NumPy forward into a recorded, differentiable op.
 
     Parameters
@@ -81,6 +81,11 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         Bring the inputs to a common dtype by PyTorch's promotion rules first.
     float_only : bool
         Integer and bool inputs become the default float dtype first (``exp``).
+    complex_inputs : bool
+        With ``promote`` or ``float_only``: the op takes complex tensors (its
+        VJP conjugates as the autograd mechanics' "Complex numbers" section
+        says). Without it such an op refuses them with a RuntimeError rather
+        than give a gradient no one checked.
     view : bool
         The output may be a view of input 0 (shares its version counter).
     outputs : tuple of str, optional
@@ -137,7 +142,7 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         prepare = None
         if promote or float_only:
             from oxmera.ops._utils import make_prepare
-            prepare = make_prepare(promote, float_only)
+            prepare = make_prepare(promote, float_only, None if complex_inputs else opname)
         output_type = None
         if outputs:
             output_type = collections.namedtuple(opname, outputs)

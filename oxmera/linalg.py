@@ -1,4 +1,7 @@
-"""``oxmera.linalg``: the linear-algebra functions of ``torch.linalg`` (real dtypes).
+"""``oxmera.linalg``: the linear-algebra functions of ``torch.linalg``.
+
+Complex matrices: ``eig``/``eigvals`` (complex results), ``inv``, ``det``,
+``solve``, ``matmul``, the norms; the other decompositions are real-only for now.
 
 The ops live in ``oxmera.ops.linalg``, ``oxmera.ops.decompositions`` and
 ``oxmera.ops.matrix_functions``;
@@ -6,8 +9,9 @@ this namespace only re-exports them.
 """
 from oxmera.ops.blas import multi_dot
 from oxmera.ops.construction import linalg_cross as cross
-from oxmera.ops.decompositions import (cholesky_ex, diagonal, eigh, eigvalsh, lu, lu_factor,
-                                       lu_factor_ex, lu_solve, solve_triangular, vander)
+from oxmera.ops.decompositions import (cholesky_ex, diagonal, eig, eigh, eigvals, eigvalsh, lu,
+                                       lu_factor, lu_factor_ex, lu_solve, solve_triangular,
+                                       vander)
 from oxmera.ops.decompositions import linalg_cholesky as cholesky
 from oxmera.ops.decompositions import linalg_qr as qr
 from oxmera.ops.decompositions import linalg_svd as svd
@@ -18,7 +22,8 @@ from oxmera.ops.linalg import (LinAlgError, det, inv, matmul, matrix_norm, norm,
                                vector_norm)
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "inv_ex", "det", "slogdet", "solve",
-           "solve_ex", "solve_triangular", "svd", "svdvals", "eigh", "eigvalsh", "cholesky",
+           "solve_ex", "solve_triangular", "svd", "svdvals", "eig", "eigvals", "eigh", "eigvalsh",
+           "cholesky",
            "cholesky_ex", "qr", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "pinv", "lstsq",
            "matrix_power", "matrix_exp", "matrix_rank", "cond", "cross", "vecdot", "multi_dot",
            "tensorinv", "tensorsolve", "matmul", "diagonal", "vander", "LinAlgError"]

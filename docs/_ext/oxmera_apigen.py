@@ -55,6 +55,8 @@ SECTIONS = {
     "oxmera.ops.decompositions": "Matrix decompositions",
     "oxmera.ops.matrix_functions": "Functions of matrices",
     "oxmera.ops.blas": "Fused matrix products",
+    "oxmera.ops.complex": "Complex numbers",
+    "oxmera.ops.fft": "Discrete Fourier transforms",
     "oxmera.ops.shape": "Shapes, joining and splitting",
     "oxmera.ops.tensor_api": "Tensor queries and views",
     "oxmera": "Size and the legacy tensor types",

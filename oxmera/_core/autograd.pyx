@@ -264,6 +264,9 @@ def is_anomaly_check_nan_enabled():
 cdef object _values_formatter = None
 
 cdef object _default_dtype = np.dtype(np.float32)
+cdef object _float64 = np.dtype(np.float64)
+cdef object _complex64 = np.dtype(np.complex64)
+cdef object _complex128 = np.dtype(np.complex128)
 cdef object _int64 = np.dtype(np.int64)
 cdef object _bool = np.dtype(np.bool_)
 cdef object _abc_sequence = collections.abc.Sequence
@@ -302,7 +305,27 @@ def set_default_dtype(dtype):
 
 
 cdef inline bint _supported_kind(object dtype):
-    return dtype.kind in "biuf"
+    return dtype.kind in "biufc"
+
+
+cdef object _default_complex_dtype():
+    # PyTorch's default complex dtype follows the default float one
+    # (complex64 beside float32, complex128 beside float64; complex64 for
+    # float16, as oxmera has no complex32).
+    return _complex128 if _default_dtype == _float64 else _complex64
+
+
+def get_default_complex_dtype():
+    """The dtype Python complex numbers become: complex128 when the default float dtype is
+    float64, complex64 otherwise (as PyTorch's).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.tensor([1 + 2j]).dtype
+    dtype('complex64')
+    """
+    return _default_complex_dtype()
 
 
 cdef object _base_ndarray(object array):
@@ -330,8 +353,8 @@ cdef object _as_storage(object array):
         else:
             return as_array(array)
     if not _supported_kind(array.dtype):
-        raise TypeError(f"unsupported dtype {array.dtype}: oxmera tensors hold bool, integer or "
-                        f"floating values")
+        raise TypeError(f"unsupported dtype {array.dtype}: oxmera tensors hold bool, integer, "
+                        f"floating or complex values")
     return array
 
 
@@ -388,6 +411,8 @@ def _nested_array(data, dtype=None):
             kind = _int64
         elif isinstance(value, float):
             kind = _default_dtype
+        elif isinstance(value, complex):
+            kind = _default_complex_dtype()
         elif _is_nested_sequence(value):
             return [convert(v) for v in value]
         else:
@@ -465,6 +490,10 @@ def as_array(data, dtype=None, bint copy=False):
             elif kind in "iu":
                 if arr.dtype is not _int64:
                     arr = arr.astype(_int64)
+            elif kind == "c":
+                # Python complex numbers: the default complex dtype.
+                if arr.dtype != _default_complex_dtype():
+                    arr = arr.astype(_default_complex_dtype())
             elif kind != "b":
                 raise TypeError(
                     f"could not convert {type(data).__name__} to a tensor: "
@@ -472,14 +501,14 @@ def as_array(data, dtype=None, bint copy=False):
     if dtype is not None:
         d = np.dtype(dtype)
         if not _supported_kind(d):
-            raise TypeError(f"unsupported dtype {d}: oxmera tensors hold bool, integer or "
-                            f"floating values")
+            raise TypeError(f"unsupported dtype {d}: oxmera tensors hold bool, integer, "
+                            f"floating or complex values")
         if arr.dtype != d:
             arr = arr.astype(d)
             fresh = True
     elif not _supported_kind(arr.dtype):
-        raise TypeError(f"unsupported dtype {arr.dtype}: oxmera tensors hold bool, integer or "
-                        f"floating values")
+        raise TypeError(f"unsupported dtype {arr.dtype}: oxmera tensors hold bool, integer, "
+                        f"floating or complex values")
     if copy and not fresh:
         arr = arr.copy()
     return arr
@@ -666,9 +695,10 @@ def _wrap(array):
 
 
 cdef int _check_can_require_grad(object dtype) except -1:
-    if dtype.kind != "f":
+    if dtype.kind != "f" and dtype.kind != "c":
         raise RuntimeError(
-            f"only Tensors of floating point dtype can require gradients, got dtype {dtype}")
+            f"only Tensors of floating point and complex dtype can require gradients, got "
+            f"dtype {dtype}")
     return 0
 
 
@@ -931,6 +961,9 @@ cdef class Tensor:
 
     def __float__(self):
         return float(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
 
     def __int__(self):
         return int(self.item())
@@ -1558,7 +1591,7 @@ cdef class GradFn:
         cdef Tensor t = Tensor.__new__(Tensor)
         t._data = array
         t._version_counter = counter
-        if grad_enabled() and array.dtype.kind == "f":
+        if grad_enabled() and array.dtype.kind in "fc":
             t._meta = _new_meta(self, nr)
         return t
 
@@ -2254,7 +2287,7 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
                     v = _base_ndarray(v)        # np.matrix, memmap...: see _base_ndarray
                 num = cnp.PyArray_TYPE(<cnp.ndarray>v)
                 if not (cnp.PyTypeNum_ISBOOL(num) or cnp.PyTypeNum_ISINTEGER(num)
-                        or cnp.PyTypeNum_ISFLOAT(num)):
+                        or cnp.PyTypeNum_ISFLOAT(num) or cnp.PyTypeNum_ISCOMPLEX(num)):
                     raise TypeError(f"{op.name}(): unsupported dtype {(<object>v).dtype}")
                 any_array = True
                 any_raw = True
@@ -2685,7 +2718,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         t = <Tensor>outputs[0]
         node.out_shape = _intern_shape(t._data.shape)
         node.out_dtype = t._data.dtype
-        if t._data.dtype.kind == "f":
+        if t._data.dtype.kind in "fc":
             t._meta = _new_meta(node, 0)
         if op.save_output:
             node.saved_output = t._data
@@ -2699,7 +2732,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         node.out_dtype = tuple([(<Tensor>o)._data.dtype for o in outputs])
         for i in range(node.num_outputs):
             t = <Tensor>outputs[i]
-            if t._data.dtype.kind == "f":
+            if t._data.dtype.kind in "fc":
                 t._meta = _new_meta(node, i)
         if op.save_output:
             node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
@@ -3678,6 +3711,10 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs; the output {i} has "
                 f"shape {shape}: pass `gradient` (a tensor of that shape)")
+        if t._data.dtype.kind == "c":
+            raise RuntimeError(
+                f"grad can be implicitly created only for real scalar outputs; the output {i} "
+                f"has dtype {t._data.dtype}: pass `gradient`, or take a real part or abs first")
         return wrap_array(_np_ones(shape, t._data.dtype))
     if isinstance(gradient, Tensor) and create_graph:
         g = <Tensor>gradient
@@ -3688,7 +3725,7 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
             f"Mismatch in shape: grad_output[{i}] has a shape of {g._data.shape} and "
             f"output[{i}] has a shape of {shape}")
     if g._data.dtype != t._data.dtype:
-        if g._data.dtype.kind not in "biuf":
+        if g._data.dtype.kind not in "biufc":
             raise TypeError(f"grad_output[{i}] has dtype {g._data.dtype}")
         if create_graph:
             g = _cast_op(g, t._data.dtype)
@@ -4008,7 +4045,7 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
     if multi:
         slots = list(grads)
         for nr in range(node.num_outputs):
-            if slots[nr] is None and node.out_dtype[nr].kind == "f":
+            if slots[nr] is None and node.out_dtype[nr].kind in "fc":
                 slots[nr] = wrap_array(_np_zeros(node.out_shape[nr], node.out_dtype[nr]))
     else:
         slots = [grads]

@@ -1,8 +1,18 @@
 """``gradcheck`` and ``gradgradcheck``: analytical gradients against finite differences.
 
-Both work in float64: the inputs that require grad should be float64 tensors
-(a warning says so otherwise). The numerical Jacobian uses central
-differences; the analytical one runs one backward per output element.
+Both work in float64: the inputs that require grad should be float64 (or
+complex128) tensors (a warning says so otherwise). The numerical Jacobian
+uses central differences; the analytical one runs one backward per output
+element.
+
+Complex inputs and outputs are checked as pairs of real numbers: the
+Jacobian compared is the real one, with a column for the real and one for the
+imaginary part of each complex input element and a row for each part of each
+complex output element. It holds both Wirtinger derivatives, so this checks
+as much as PyTorch's complex gradcheck does. Under PyTorch's convention the
+backward of a complex output seeded with ``1`` gives the row of its real part
+(``dRe(y)/dRe(x) + 1j * dRe(y)/dIm(x)``), seeded with ``1j`` that of its
+imaginary part.
 """
 import warnings
 
@@ -47,27 +57,43 @@ def _differentiable(inputs):
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
 
+def _as_reals(array):
+    """A float64 vector of ``array``'s values; a complex array's real parts, then its
+    imaginary parts."""
+    if array.dtype.kind == "c":
+        return np.concatenate([array.real.ravel(), array.imag.ravel()]).astype(np.float64)
+    return np.array(array, dtype=np.float64).ravel()
+
+
+def _real_size(t):
+    return t.numel() * (2 if t.dtype.kind == "c" else 1)
+
+
 def _evaluate(fn, inputs):
     # Grad mode stays on: fn may itself differentiate (gradgradcheck's VJP).
     outs = _outputs_tuple(fn(*inputs))
-    return [np.array(o._data, dtype=np.float64) for o in outs]
+    return [_as_reals(o._data) for o in outs]
 
 
 def _numerical_jacobians(fn, inputs, diff, eps):
-    """jac[o][k]: (numel of output o) x (numel of input diff[k]) matrix."""
+    """jac[o][k]: (real size of output o) x (real size of input diff[k]) matrix."""
     base = _evaluate(fn, inputs)
-    jac = [[np.zeros((b.size, inputs[i].numel())) for i in diff] for b in base]
+    jac = [[np.zeros((b.size, _real_size(inputs[i]))) for i in diff] for b in base]
     for k, i in enumerate(diff):
         arr = inputs[i]._data
-        for col, idx in enumerate(np.ndindex(arr.shape)):
-            orig = arr[idx].copy()
-            arr[idx] = orig + eps
-            plus = _evaluate(fn, inputs)
-            arr[idx] = orig - eps
-            minus = _evaluate(fn, inputs)
-            arr[idx] = orig
-            for o in range(len(base)):
-                jac[o][k][:, col] = ((plus[o] - minus[o]) / (2 * eps)).ravel()
+        # A complex element is two coordinates: its real part, then (in the
+        # second half of the columns) its imaginary part.
+        steps = (eps, eps * 1j) if arr.dtype.kind == "c" else (eps,)
+        for part, step in enumerate(steps):
+            for col, idx in enumerate(np.ndindex(arr.shape)):
+                orig = arr[idx].copy()
+                arr[idx] = orig + step
+                plus = _evaluate(fn, inputs)
+                arr[idx] = orig - step
+                minus = _evaluate(fn, inputs)
+                arr[idx] = orig
+                for o in range(len(base)):
+                    jac[o][k][:, part * arr.size + col] = (plus[o] - minus[o]) / (2 * eps)
     return jac
 
 
@@ -76,11 +102,18 @@ def _analytical_jacobians(fn, inputs, diff):
     targets = [inputs[i] for i in diff]
     jac = []
     for out in outs:
-        rows = [np.zeros((out.numel(), t.numel())) for t in targets]
-        if out.requires_grad and out.dtype.kind == "f":
-            for row in range(out.numel()):
+        rows = [np.zeros((_real_size(out), _real_size(t))) for t in targets]
+        if not (out.requires_grad and out.dtype.kind in "fc"):
+            jac.append(rows)
+            continue
+        # Seeding a complex output with 1 gives its real part's row, with 1j
+        # its imaginary part's (the rows' second half).
+        units = (1, 1j) if out.dtype.kind == "c" else (1,)
+        for part, unit in enumerate(units):
+            for element in range(out.numel()):
+                row = part * out.numel() + element
                 seed = np.zeros(out.numel(), dtype=out.dtype)
-                seed[row] = 1
+                seed[element] = unit
                 grads = _grad(out, targets, grad_outputs=_core._wrap(seed.reshape(out.shape)),
                               retain_graph=True, allow_unused=True)
                 for k, g in enumerate(grads):
@@ -94,7 +127,7 @@ def _analytical_jacobians(fn, inputs, diff):
                         raise GradcheckError(
                             f"gradient of input {diff[k]} has dtype {g.dtype}, expected "
                             f"{targets[k].dtype}")
-                    rows[k][row] = np.asarray(g._data, dtype=np.float64).ravel()
+                    rows[k][row] = _as_reals(g._data)
         jac.append(rows)
     return jac
 
@@ -143,8 +176,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     if not diff:
         raise ValueError("gradcheck(): no input requires grad")
     for i in diff:
-        if inputs[i].dtype != np.float64:
-            warnings.warn(f"gradcheck(): input {i} is {inputs[i].dtype}, not float64; the "
+        if inputs[i].dtype not in (np.float64, np.complex128):
+            warnings.warn(f"gradcheck(): input {i} is {inputs[i].dtype}, not float64 or "
+                          f"complex128; the "
                           f"check may fail from rounding alone", UserWarning, stacklevel=2)
     # Perturbing works on the inputs' own memory; a read-only (broadcast)
     # input is replaced by a writable copy with the same values.
@@ -159,6 +193,13 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
                     raise GradcheckError(_report(o, i, n, a, atol, rtol))
                 return False
     return True
+
+
+def _random_like(rng, t):
+    values = rng.standard_normal(t.shape)
+    if t.dtype.kind == "c":
+        values = values + 1j * rng.standard_normal(t.shape)
+    return values
 
 
 def _writable(t):
@@ -187,7 +228,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     outs = _outputs_tuple(fn(*inputs))
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
-        grad_outputs = tuple(_core._wrap(rng.standard_normal(o.shape)).requires_grad_(True)
+        grad_outputs = tuple(_core._wrap(_random_like(rng, o)).requires_grad_(True)
                              for o in outs if o.requires_grad)
     else:
         grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)

@@ -10,6 +10,7 @@ from oxmera.ops import _registry
 from oxmera.ops import activation
 from oxmera.ops import attention
 from oxmera.ops import blas
+from oxmera.ops import complex
 from oxmera.ops import construction
 from oxmera.ops import conv
 from oxmera.ops import conv_transpose
@@ -18,6 +19,7 @@ from oxmera.ops import conversion
 from oxmera.ops import creation
 from oxmera.ops import decompositions
 from oxmera.ops import elementwise
+from oxmera.ops import fft
 from oxmera.ops import index
 from oxmera.ops import inplace
 from oxmera.ops import interop
@@ -46,6 +48,7 @@ __all__ = [
     "activation",
     "attention",
     "blas",
+    "complex",
     "construction",
     "conv",
     "conv_transpose",
@@ -54,6 +57,7 @@ __all__ = [
     "creation",
     "decompositions",
     "elementwise",
+    "fft",
     "index",
     "inplace",
     "interop",

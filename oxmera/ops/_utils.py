@@ -17,11 +17,31 @@ _BOOL = np.dtype(np.bool_)
 _INT64 = np.dtype(np.int64)
 _FLOAT16 = np.dtype(np.float16)
 _FLOAT32 = np.dtype(np.float32)
+_FLOAT64 = np.dtype(np.float64)
+_COMPLEX64 = np.dtype(np.complex64)
+_COMPLEX128 = np.dtype(np.complex128)
+
+
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 
 
 def _category(dtype):
-    kind = dtype.kind
-    return 2 if kind == "f" else (0 if kind == "b" else 1)
+    return _CATEGORY[dtype.kind]
+
+
+def complex_of(dtype):
+    """The complex dtype of a float one's precision (``toComplexType``): float64 gives
+    complex128, every other float complex64 (oxmera has no complex32); complex stays."""
+    if dtype.kind == "c":
+        return dtype
+    return _COMPLEX128 if dtype == _FLOAT64 else _COMPLEX64
+
+
+def real_of(dtype):
+    """The real dtype of a complex one's precision (``toRealValueType``); others unchanged."""
+    if dtype.kind != "c":
+        return dtype
+    return _FLOAT64 if dtype == _COMPLEX128 else _FLOAT32
 
 
 def _promote(a, b):
@@ -31,9 +51,19 @@ def _promote(a, b):
         return b
     if b is None:
         return a
-    if a.kind == "f" and b.kind != "f":
+    ka, kb = a.kind, b.kind
+    if ka == "c" or kb == "c":
+        # complex meets complex or float: NumPy's widening (float64 with
+        # complex64 is complex128, as PyTorch); meets an integer: unchanged
+        # (NumPy would widen int64 with complex64 to complex128).
+        if ka in "biu":
+            return b
+        if kb in "biu":
+            return a
+        return np.promote_types(a, b)
+    if ka == "f" and kb != "f":
         return a
-    if b.kind == "f" and a.kind != "f":
+    if kb == "f" and ka != "f":
         return b
     return np.promote_types(a, b)
 
@@ -45,6 +75,11 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.kind == "c":
+        return higher
+    if lower.kind == "c":
+        # A complex participant of lower priority keeps a float's precision.
+        return complex_of(higher) if higher.kind == "f" else lower
     if higher.kind == "f":
         return higher
     if higher.kind == "b" or lower.kind == "f":
@@ -52,11 +87,30 @@ def _combine(higher, lower):
     return higher
 
 
+def real_only(array, opname):
+    """Refuse a complex ``array`` in an op whose complex form oxmera lacks (a
+    ``RuntimeError`` naming it), rather than compute a wrong value or gradient."""
+    if array.dtype.kind == "c":
+        raise RuntimeError(f"{opname}(): complex inputs are not supported by oxmera yet (got "
+                           f"dtype {array.dtype}, shape {array.shape})")
+
+
+def ordered_only(array, opname):
+    """Refuse a complex ``array`` in an op that needs an order (comparisons, extremes,
+    sorting, rounding), with PyTorch's error type; NumPy would order complex numbers
+    lexicographically and give a result PyTorch never does."""
+    if getattr(array, "dtype", None) is not None and array.dtype.kind == "c":
+        raise RuntimeError(f"{opname}(): not implemented for complex tensors (complex numbers "
+                           f"have no order; compare abs() or the real parts)")
+
+
 def _scalar_dtype(value):
     if isinstance(value, bool):
         return _BOOL
     if isinstance(value, int):
         return _INT64
+    if isinstance(value, complex):
+        return _core.get_default_complex_dtype()
     return _core.get_default_dtype()
 
 
@@ -76,7 +130,7 @@ def result_type(*operands):
     for v in operands:
         if v is None:
             continue
-        if isinstance(v, (bool, int, float)):
+        if isinstance(v, (bool, int, float, complex)):
             wrapped_result = _promote(wrapped_result, _scalar_dtype(v))
             continue
         dtype = v.dtype
@@ -87,12 +141,14 @@ def result_type(*operands):
     return _combine(dim_result, _combine(zero_result, wrapped_result))
 
 
-def make_prepare(promote, float_only):
+def make_prepare(promote, float_only, real_only_name=None):
     """Build the input-preparing step of an op (``OpDef.prepare``).
 
     It casts array inputs to the promoted dtype (Python numbers are left for
     NumPy, which treats them as weakly typed, giving the same result), and
     with ``float_only`` turns integer and bool results into the default float.
+    With ``real_only_name`` (an op not declared ``complex_inputs``), a complex
+    result dtype is refused naming that op.
     """
     def prepare(values):
         if promote:
@@ -105,8 +161,11 @@ def make_prepare(promote, float_only):
                     break
             if target is None:
                 target = result_type(*values)
-        if float_only and target.kind != "f":
+        if float_only and target.kind not in "fc":
             target = _core.get_default_dtype()
+        elif target.kind == "c" and real_only_name is not None:
+            raise RuntimeError(f"{real_only_name}(): complex inputs are not supported by "
+                               f"oxmera yet (dtype {target})")
         out = []
         for v in values:
             if v is None:

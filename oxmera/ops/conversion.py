@@ -71,8 +71,13 @@ def _cast(input, dtype):
     tensor([1.5, 2.5], dtype=float64)
     """
     dtype = np.dtype(dtype)
-    if dtype.kind not in "biuf":
+    if dtype.kind not in "biufc":
         raise TypeError(f"to(): unsupported dtype {dtype}")
+    if input.dtype.kind == "c" and dtype.kind != "c":
+        # Complex to real keeps the real part (PyTorch's cast; NumPy's warns).
+        # This is also how a complex gradient reaches a real input: the
+        # gradient of a real x used in a complex result is the real part.
+        input = input.real
     return input.astype(dtype)
 
 
@@ -207,7 +212,7 @@ def to(input, *args, **kwargs):
     result = input
     if dtype is not None and dtype != input.dtype:
         result = _cast(input, dtype)
-        if dtype.kind != "f":
+        if dtype.kind not in "fc":
             result = result.detach()
     if memory_format is not None:
         result = _in_format(result, memory_format, "Tensor.to()")
@@ -331,5 +336,6 @@ for _name in ("is_cuda", "is_mps", "is_meta", "is_xpu"):
         False, f"False: oxmera tensors are on the CPU (``{_name}`` is PyTorch's)."))
 for _name, _dtype in (("float", np.float32), ("double", np.float64), ("half", np.float16),
                       ("long", np.int64), ("int", np.int32), ("short", np.int16),
-                      ("bool", np.bool_), ("byte", np.uint8), ("char", np.int8)):
+                      ("bool", np.bool_), ("byte", np.uint8), ("char", np.int8),
+                      ("cfloat", np.complex64), ("cdouble", np.complex128)):
     _registry.add_tensor_attribute(_name, _caster(_dtype))

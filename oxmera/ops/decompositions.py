@@ -1,15 +1,15 @@
 """The matrix decompositions behind ``oxmera.linalg`` (as ``torch.linalg``),
 for float32 and float64 inputs: svd (public; the op is in
-``oxmera.ops.linalg``), eigh, cholesky, qr, LU, triangular solves.
+``oxmera.ops.linalg``), eigh, eig, cholesky, qr, LU, triangular solves.
 
 Primitives with VJPs of their own (PyTorch's formulas, written with oxmera
 ops so they differentiate again): eigh, cholesky_ex, qr, lu_factor_ex and
-solve_triangular. eigvalsh, cholesky, lu, lu_solve, lu_unpack and the
+solve_triangular, eig. eigvalsh, eigvals, cholesky, lu, lu_solve, lu_unpack and the
 legacy ``oxmera.svd`` / ``cholesky`` / ``qr`` are composed of them. The
 functions of matrices built on these are in ``oxmera.ops.matrix_functions``.
 
-Complex dtypes do not exist yet, so ``eig``/``eigvals`` (complex results for
-a general real matrix) are not provided. lu_factor computes with SciPy
+eig and eigvals take real and complex matrices (complex results); the other
+decompositions refuse complex inputs for now. lu_factor computes with SciPy
 (``pip install oxmera[scipy]``); everything else here with NumPy.
 
 ``__all__`` lists what is also ``oxmera.NAME`` (PyTorch's top-level names);
@@ -24,6 +24,8 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
+from oxmera.ops._utils import complex_of, real_only
+from oxmera.ops.complex import cj, real
 from oxmera.ops.construction import diag_embed
 from oxmera.ops.creation import eye, ones, tensor, zeros
 from oxmera.ops.elementwise import where
@@ -162,6 +164,7 @@ def eigh(A, UPLO="L"):
     >>> L
     tensor([1., 3.], dtype=float32)
     """
+    real_only(A, "linalg.eigh")
     _check_square(A.shape, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise OpError(f"linalg.eigh(): UPLO must be 'L' or 'U', got {UPLO!r}")
@@ -197,6 +200,84 @@ def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO).eigenvalues
 
 
+# -- eig, eigvals ------------------------------------------------------------------------------
+
+@op("linalg_eig", save=(), save_output=True, outputs=("eigenvalues", "eigenvectors"))
+def eig(A):
+    """Eigenvalues and eigenvectors (columns, each of norm 1) of a general square
+    matrix: ``oxmera.linalg.eig``. Both are complex, also for a real ``A``
+    (float32 gives complex64, float64 complex128), as in PyTorch; the order
+    and the vectors' phases are LAPACK's (NumPy's ``eig``, PyTorch's too).
+
+    The gradient is PyTorch's: ``V^-H (diag(gL) + P(V^H gV) / conj(E)) V^H``
+    with ``E_ij = L_j - L_i`` and ``P`` removing the part that only moves the
+    vectors' norms; for a real ``A``, its real part. An eigenvector is unique
+    only up to a phase ``e^(i phi)``, so a loss must not depend on it
+    (``abs(V)`` is fine, ``V.real`` is not): as PyTorch, such a loss raises a
+    ``RuntimeError`` in backward. At repeated eigenvalues a loss through the
+    eigenvectors divides by zero (inf/nan), as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> L, V = oxmera.linalg.eig(oxmera.tensor([[0.0, -1.0], [1.0, 0.0]]))
+    >>> L
+    tensor([0.+1.j, 0.-1.j], dtype=complex64)
+    """
+    _check_square(A.shape, "linalg.eig")
+    if A.dtype.kind in "biu":
+        raise RuntimeError(f"linalg.eig(): expected a floating point or complex tensor as "
+                           f"input, got {A.dtype}")
+    if not np.isfinite(A).all():
+        raise LinAlgError(f"linalg.eig(): the input of shape {A.shape} has non-finite values")
+    dtype = complex_of(A.dtype)
+    if A.size == 0:
+        return np.zeros(A.shape[:-1], dtype), np.zeros(A.shape, dtype)
+    values, vectors = np.linalg.eig(A)
+    return values.astype(dtype, copy=False), vectors.astype(dtype, copy=False)
+
+
+@eig.vjp
+def _(ctx, grads, A):
+    grad_l, grad_v = grads
+    L, V = ctx.output
+    Vh = cj(V).mT
+    n = L.shape[-1]
+    if _absent(grad_v):
+        inner = diag_embed(grad_l)
+    else:
+        product = Vh @ grad_v
+        diagonal = product.diagonal(0, -2, -1)
+        # The loss must not see the vectors' phases: Im(diag(V^H gV)) = 0 then.
+        imaginary = np.abs(diagonal.imag.detach().numpy())
+        if imaginary.size and not np.allclose(imaginary, 0, atol=1e-2, rtol=1e-2):
+            raise RuntimeError(
+                "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                "multiplication by e^{i phi}. The specified loss function depends on this "
+                "quantity, so it is ill-defined.")
+        product = product - Vh @ (V * real(diagonal).unsqueeze(-2))
+        conj_l = cj(L)
+        E = where(np.eye(n, dtype=bool), 1.0, conj_l.unsqueeze(-2) - conj_l.unsqueeze(-1))
+        inner = product / E
+        if not _absent(grad_l):
+            inner = inner + diag_embed(grad_l)
+    # V^-H inner V^H, as a solve (V is not unitary).
+    from oxmera.ops.linalg import solve
+    return solve(Vh, inner @ Vh)
+
+
+def eigvals(A):
+    """Eigenvalues of a general square matrix (complex): ``oxmera.linalg.eigvals``.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.linalg.eigvals(oxmera.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor([2.+0.j, 3.+0.j], dtype=complex64)
+    """
+    return eig(A).eigenvalues
+
+
 # -- cholesky --------------------------------------------------------------------------------
 
 def _cholesky_info(a, upper):
@@ -224,6 +305,7 @@ def _cholesky_ex(A, upper=False, check_errors=False):
     tensor([[2., 0.],
             [0., 2.]], dtype=float32)
     """
+    real_only(A, "linalg.cholesky")
     _check_square(A.shape, "linalg.cholesky")
     batch = A.shape[:-2]
     info = np.zeros(batch, dtype=np.int32)
@@ -327,6 +409,7 @@ def _qr(A, mode="reduced"):
     tensor([[1., 0.],
             [0., 1.]], dtype=float32)
     """
+    real_only(A, "linalg.qr")
     _check_matrix(A.shape, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise OpError(f"linalg.qr(): mode must be 'reduced', 'complete' or 'r', got {mode!r}")
@@ -417,6 +500,7 @@ def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     tensor([[0.5],
             [0.5]], dtype=float32)
     """
+    real_only(A, "linalg.solve_triangular")
     name = "linalg.solve_triangular"
     _check_square(A.shape, name, "A")
     _check_matrix(B.shape, name, "B")
@@ -584,6 +668,7 @@ def _lu_factor_ex(A, pivot=True, check_errors=False):
     >>> _lu_factor_ex(oxmera.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
     tensor([2, 2], dtype=int32)
     """
+    real_only(A, "linalg.lu_factor")
     name = "linalg.lu_factor"
     _check_matrix(A.shape, name)
     if not pivot:

@@ -6,6 +6,7 @@ input's shape to the engine. Gradients at kinks, ties and special values
 follow PyTorch's (each op's docstring says which). Reductions, activations
 and in-place ops live in their own modules.
 """
+import cmath
 import math
 
 import numpy as np
@@ -13,7 +14,8 @@ import numpy as np
 from oxmera._core.autograd import OpError
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops._utils import result_type
+from oxmera.ops._utils import ordered_only, result_type
+from oxmera.ops.complex import cj, complex_sgn
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.index import nonzero
 
@@ -54,7 +56,8 @@ def _scaled(other, alpha, opname):
     return np.multiply(other, alpha, dtype=other.dtype)
 
 
-@op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"), numpy=np.add)
+@op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"),
+    complex_inputs=True, numpy=np.add)
 def add(input, other, *, alpha=1):
     """Add ``other`` (times ``alpha``) to ``input``, elementwise with broadcasting.
 
@@ -75,7 +78,7 @@ def _(ctx, grad, input, other, *, alpha=1):
 
 
 @op(inputs=2, save=(), promote=True, method=True, operators=("__sub__", "__rsub__"),
-    numpy=np.subtract)
+    numpy=np.subtract, complex_inputs=True)
 def sub(input, other, *, alpha=1):
     """Subtract ``other`` (times ``alpha``) from ``input``, elementwise.
 
@@ -97,7 +100,7 @@ def _(ctx, grad, input, other, *, alpha=1):
             (-grad if alpha == 1 else grad * -alpha) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
+@op(complex_inputs=True, inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
     numpy=np.multiply, save={"input": ("other",), "other": ("input",)})
 def mul(input, other):
     """Multiply elementwise, with broadcasting.
@@ -114,11 +117,15 @@ def mul(input, other):
 @mul.vjp
 def _(ctx, grad, input, other):
     needs = ctx.needs_input_grad
+    if grad.dtype.kind == "c":
+        # A complex result (a real one has real inputs: nothing to conjugate).
+        return (grad * cj(other) if needs[0] else None,
+                grad * cj(input) if needs[1] else None)
     return (grad * other if needs[0] else None,
             grad * input if needs[1] else None)
 
 
-@op("div", inputs=2, promote=True, float_only=True,
+@op("div", complex_inputs=True, inputs=2, promote=True, float_only=True,
     operators=("__truediv__", "__rtruediv__"), quiet=True, numpy=np.true_divide,
     save={"input": ("other",), "other": ("input", "other")})
 def _true_divide(input, other):
@@ -179,6 +186,11 @@ divide = div
 @_true_divide.vjp
 def _(ctx, grad, input, other):
     needs = ctx.needs_input_grad
+    if grad.dtype.kind == "c":
+        other = cj(other)
+        grad_input = grad / other
+        return (grad_input if needs[0] else None,
+                -grad_input * cj(input) / other if needs[1] else None)
     grad_input = grad / other if needs[0] or needs[1] else None
     return (grad_input if needs[0] else None,
             -grad_input * input / other if needs[1] else None)
@@ -263,7 +275,8 @@ def _(ctx, grad, input, other):
             -grad * floor_divide(input, other) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"), quiet=True,
+@op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"),
+    complex_inputs=True, quiet=True,
     numpy=np.power)
 def pow(input, exponent):
     """Raise ``input`` to ``exponent`` elementwise.
@@ -288,6 +301,15 @@ def pow(input, exponent):
 def _(ctx, grad, input, exponent):
     needs = ctx.needs_input_grad
     grad_input = grad_exponent = None
+    if grad.dtype.kind == "c":
+        # Complex: grad times the conjugated derivatives (no special cases at 0).
+        if needs[0]:
+            grad_input = grad * cj(exponent * input ** (exponent - 1))
+        if needs[1]:
+            log_input = (cmath.log(input) if isinstance(input, (int, float, complex))
+                         else log(input))
+            grad_exponent = grad * cj(input ** exponent * log_input)
+        return grad_input, grad_exponent
     if needs[0]:
         if isinstance(exponent, (int, float)):
             grad_input = (zeros_like(grad) if exponent == 0
@@ -345,7 +367,7 @@ def _(ctx, grad, input):
     return -grad
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def reciprocal(input):
     """``1 / x``, elementwise (integers give the default float dtype).
 
@@ -361,6 +383,8 @@ def reciprocal(input):
 @reciprocal.vjp
 def _(ctx, grad, input):
     out = ctx.output
+    if grad.dtype.kind == "c":
+        return -grad * cj(out * out)
     return -grad * out * out
 
 
@@ -378,7 +402,8 @@ def square(input):
 
 # -- unary math ----------------------------------------------------------------
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.exp)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True,
+    complex_inputs=True, numpy=np.exp)
 def exp(input):
     """Exponential, elementwise.
 
@@ -393,10 +418,10 @@ def exp(input):
 
 @exp.vjp
 def _(ctx, grad, input):
-    return grad * ctx.output
+    return grad * cj(ctx.output)
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def exp2(input):
     """``2 ** x``, elementwise.
 
@@ -411,10 +436,10 @@ def exp2(input):
 
 @exp2.vjp
 def _(ctx, grad, input):
-    return grad * ctx.output * _LN2
+    return grad * cj(ctx.output) * _LN2
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def expm1(input):
     """``exp(x) - 1``, elementwise, accurate for ``x`` near 0.
 
@@ -429,10 +454,10 @@ def expm1(input):
 
 @expm1.vjp
 def _(ctx, grad, input):
-    return grad * (ctx.output + 1)
+    return grad * cj(ctx.output + 1)
 
 
-@op(float_only=True, method=True, quiet=True, numpy=np.log)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True, numpy=np.log)
 def log(input):
     """Natural logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -447,10 +472,10 @@ def log(input):
 
 @log.vjp
 def _(ctx, grad, input):
-    return grad / input
+    return grad / cj(input)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def log2(input):
     """Base-2 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -465,10 +490,10 @@ def log2(input):
 
 @log2.vjp
 def _(ctx, grad, input):
-    return grad / (input * _LN2)
+    return grad / cj(input * _LN2)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def log10(input):
     """Base-10 logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -483,10 +508,10 @@ def log10(input):
 
 @log10.vjp
 def _(ctx, grad, input):
-    return grad / (input * _LN10)
+    return grad / cj(input * _LN10)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def log1p(input):
     """``log(1 + x)``, elementwise, accurate for ``x`` near 0.
 
@@ -501,10 +526,11 @@ def log1p(input):
 
 @log1p.vjp
 def _(ctx, grad, input):
-    return grad / (input + 1)
+    return grad / cj(input + 1)
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True, numpy=np.sqrt)
+@op(save=(), save_output=True, float_only=True, method=True, quiet=True,
+    complex_inputs=True, numpy=np.sqrt)
 def sqrt(input):
     """Square root, elementwise.
 
@@ -519,10 +545,10 @@ def sqrt(input):
 
 @sqrt.vjp
 def _(ctx, grad, input):
-    return grad / (ctx.output * 2)
+    return grad / cj(ctx.output * 2)
 
 
-@op(save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
 def rsqrt(input):
     """``1 / sqrt(x)``, elementwise (``inf`` at 0, ``nan`` below).
 
@@ -538,10 +564,10 @@ def rsqrt(input):
 @rsqrt.vjp
 def _(ctx, grad, input):
     out = ctx.output
-    return grad * out * out * out * -0.5
+    return grad * cj(out * out * out) * -0.5
 
 
-@op(float_only=True, method=True, numpy=np.sin)
+@op(complex_inputs=True, float_only=True, method=True, numpy=np.sin)
 def sin(input):
     """Sine, elementwise.
 
@@ -556,10 +582,10 @@ def sin(input):
 
 @sin.vjp
 def _(ctx, grad, input):
-    return grad * cos(input)
+    return grad * cj(cos(input))
 
 
-@op(float_only=True, method=True, numpy=np.cos)
+@op(complex_inputs=True, float_only=True, method=True, numpy=np.cos)
 def cos(input):
     """Cosine, elementwise.
 
@@ -574,10 +600,10 @@ def cos(input):
 
 @cos.vjp
 def _(ctx, grad, input):
-    return -grad * sin(input)
+    return -grad * cj(sin(input))
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True)
 def tan(input):
     """Tangent, elementwise.
 
@@ -593,10 +619,10 @@ def tan(input):
 @tan.vjp
 def _(ctx, grad, input):
     out = ctx.output
-    return grad * (out * out + 1)
+    return grad * cj(out * out + 1)
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def asin(input):
     """Inverse sine, elementwise (``nan`` outside [-1, 1]); ``arcsin`` is the same op.
 
@@ -613,10 +639,10 @@ def asin(input):
 
 @asin.vjp
 def _(ctx, grad, input):
-    return grad * rsqrt(1 - input * input)
+    return grad * cj(rsqrt(1 - input * input))
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def acos(input):
     """Inverse cosine, elementwise (``nan`` outside [-1, 1]); ``arccos`` is the same op.
 
@@ -631,10 +657,10 @@ def acos(input):
 
 @acos.vjp
 def _(ctx, grad, input):
-    return -grad * rsqrt(1 - input * input)
+    return -grad * cj(rsqrt(1 - input * input))
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def atan(input):
     """Inverse tangent, elementwise; ``arctan`` is the same op.
 
@@ -649,7 +675,7 @@ def atan(input):
 
 @atan.vjp
 def _(ctx, grad, input):
-    return grad / (input * input + 1)
+    return grad / cj(input * input + 1)
 
 
 arcsin = asin
@@ -657,7 +683,7 @@ arccos = acos
 arctan = atan
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def sinh(input):
     """Hyperbolic sine, elementwise.
 
@@ -672,10 +698,10 @@ def sinh(input):
 
 @sinh.vjp
 def _(ctx, grad, input):
-    return grad * cosh(input)
+    return grad * cj(cosh(input))
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def cosh(input):
     """Hyperbolic cosine, elementwise.
 
@@ -690,10 +716,10 @@ def cosh(input):
 
 @cosh.vjp
 def _(ctx, grad, input):
-    return grad * sinh(input)
+    return grad * cj(sinh(input))
 
 
-@op(save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
 def tanh(input):
     """Hyperbolic tangent, elementwise.
 
@@ -708,6 +734,9 @@ def tanh(input):
 
 @tanh.vjp
 def _(ctx, grad, input):
+    if grad.dtype.kind == "c":
+        out = ctx.output
+        return grad * cj(1 - out * out)
     return tanh_backward(grad, ctx.output)
 
 
@@ -736,7 +765,7 @@ def _(ctx, grad_of_grad, grad, output):
             -2 * grad_of_grad * grad * output if needs[1] else None)
 
 
-@op(save=(), save_output=True, float_only=True, method=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True)
 def sigmoid(input):
     """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise, stable for large ``|x|``.
 
@@ -746,6 +775,9 @@ def sigmoid(input):
     >>> oxmera.sigmoid(oxmera.tensor([0.0]))
     tensor([0.5], dtype=float32)
     """
+    if input.dtype.kind == "c":
+        # No stable form for complex z (the real one compares x with 0).
+        return 1 / (1 + np.exp(-input))
     return stable_sigmoid(input)
 
 
@@ -764,6 +796,9 @@ def stable_sigmoid(x):
 
 @sigmoid.vjp
 def _(ctx, grad, input):
+    if grad.dtype.kind == "c":
+        out = ctx.output
+        return grad * cj(out * (1 - out))
     return sigmoid_backward(grad, ctx.output)
 
 
@@ -946,6 +981,8 @@ def relu(input):
     """
     if input.dtype == np.bool_:
         raise TypeError("relu(): not implemented for bool tensors")
+    if input.dtype.kind == "c":        # (inline: relu is a hot path)
+        ordered_only(input, "relu")
     return np.maximum(input, 0).astype(input.dtype, copy=False)
 
 
@@ -999,6 +1036,8 @@ def abs(input):
 
 @abs.vjp
 def _(ctx, grad, input):
+    if input.dtype.kind == "c":
+        return grad * complex_sgn(input)
     return grad * sign(input)
 
 
@@ -1015,6 +1054,9 @@ def sign(input):
     if input.dtype == np.bool_:
         # NumPy has no bool loop for sign; a bool is its own sign (PyTorch).
         return input.copy()
+    if input.dtype.kind == "c":
+        raise RuntimeError("Unlike NumPy, sign is not intended to support complex numbers. "
+                           "Please use sgn instead.")
     return np.sign(input)
 
 
@@ -1065,7 +1107,7 @@ def _extreme_vjp(ctx, grad, input, other, loses):
             where(loses(other, input), 0.0, where(tie, half, grad)) if needs[1] else None)
 
 
-@op(inputs=2, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, promote=True, method=True)
 def maximum(input, other):
     """The larger of ``input`` and ``other``, elementwise (nan if either is nan).
 
@@ -1077,6 +1119,8 @@ def maximum(input, other):
     >>> oxmera.maximum(oxmera.tensor([1.0, 5.0]), oxmera.tensor([3.0, 2.0]))
     tensor([3., 5.], dtype=float32)
     """
+    ordered_only(input, "maximum")
+    ordered_only(other, "maximum")
     return np.maximum(input, other)
 
 
@@ -1085,7 +1129,7 @@ def _(ctx, grad, input, other):
     return _extreme_vjp(ctx, grad, input, other, lt)
 
 
-@op(inputs=2, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, promote=True, method=True)
 def minimum(input, other):
     """The smaller of ``input`` and ``other``, elementwise (nan if either is nan).
 
@@ -1097,6 +1141,8 @@ def minimum(input, other):
     >>> oxmera.minimum(oxmera.tensor([1.0, 5.0]), oxmera.tensor([3.0, 2.0]))
     tensor([1., 2.], dtype=float32)
     """
+    ordered_only(input, "minimum")
+    ordered_only(other, "minimum")
     return np.minimum(input, other)
 
 
@@ -1107,7 +1153,7 @@ def _(ctx, grad, input, other):
 
 # clamp is its own primitive rather than minimum(maximum(...)): at a bound
 # PyTorch gives the input the whole gradient, where maximum would split it.
-@op(inputs=3, promote=True, method=True)
+@op(complex_inputs=True, inputs=3, promote=True, method=True)
 def clamp(input, min=None, max=None):
     """Limit ``input`` to ``[min, max]``, elementwise; ``clip`` is the same op.
 
@@ -1125,6 +1171,7 @@ def clamp(input, min=None, max=None):
     >>> oxmera.tensor([1, 5, 9]).clip(max=oxmera.tensor([4, 4, 10]))
     tensor([1, 4, 9], dtype=int64)
     """
+    ordered_only(input, "clamp")
     if min is None and max is None:
         raise ValueError("at least one of 'min' or 'max' must not be None")
     out = input
@@ -1165,7 +1212,7 @@ clip = clamp
 # lerp is a primitive (not input + weight * (end - input)): one node instead
 # of three, and PyTorch's two-sided formula, exact at both ends (weight 1
 # gives ``end`` exactly).
-@op(inputs=3, promote=True, float_only=True, method=True)
+@op(complex_inputs=True, inputs=3, promote=True, float_only=True, method=True)
 def lerp(input, end, weight):
     """Linear interpolation ``input + weight * (end - input)``, elementwise.
 
@@ -1190,6 +1237,10 @@ def lerp(input, end, weight):
 @lerp.vjp
 def _(ctx, grad, input, end, weight):
     needs = ctx.needs_input_grad
+    if grad.dtype.kind == "c":
+        return (grad * cj(1 - weight) if needs[0] else None,
+                grad * cj(weight) if needs[1] else None,
+                grad * cj(end - input) if needs[2] else None)
     return (grad * (1 - weight) if needs[0] else None,
             grad * weight if needs[1] else None,
             grad * (end - input) if needs[2] else None)
@@ -1254,6 +1305,7 @@ def _rounding(name, ufunc):
     def forward(input):
         if input.dtype == np.bool_:
             raise TypeError(f"{name}(): not implemented for bool tensors")
+        ordered_only(input, name)
         if input.dtype.kind != "f":
             return input.copy()
         return ufunc(input)
@@ -1334,6 +1386,9 @@ def _(ctx, grad, input, nan=0.0, posinf=None, neginf=None):
 
 def _compare(name, ufunc, dunder, reflected=None):
     def forward(input, other):
+        if name not in ("eq", "ne"):
+            ordered_only(input, name)
+            ordered_only(other, name)
         return ufunc(input, other)
     forward.__name__ = name
     forward.__doc__ = (
@@ -1343,7 +1398,8 @@ def _compare(name, ufunc, dunder, reflected=None):
         f"tensor({np.array2string(ufunc(np.array([1.0, 2.0]), 1.5), separator=', ')}, "
         f"dtype=bool)\n")
     forward.__module__ = __name__
-    public = op(name, inputs=2, differentiable=False, promote=True, method=True)(forward)
+    public = op(name, inputs=2, differentiable=False, promote=True, method=True,
+                complex_inputs=True)(forward)
     _registry.add_tensor_attribute(dunder, _comparison_operator(public, dunder))
     return public
 
@@ -1428,7 +1484,7 @@ def _where_method(self, condition, other):
 
 # -- closeness, classification and logic (bool results, never recorded) --------------
 
-@op(inputs=2, differentiable=False, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, differentiable=False, promote=True, method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether ``|input - other| <= atol + rtol * |other|``, elementwise (bool, no gradient).
 

@@ -20,11 +20,12 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
+from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim, real_only
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
+from oxmera.ops.complex import cj
 from oxmera.ops.elementwise import mul, where
 
-__all__ = ["matmul", "mm", "bmm", "dot", "outer", "einsum", "tensordot", "det", "inverse"]
+__all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "einsum", "tensordot", "det", "inverse"]
 
 OpError = _core.OpError
 Tensor = _core.Tensor
@@ -40,7 +41,8 @@ def _as_tensor(x):
 
 # -- matmul and its checked special cases -------------------------------------------------
 
-@op(inputs=2, promote=True, method=True, operators=("__matmul__", "__rmatmul__"))
+@op(inputs=2, promote=True, method=True, operators=("__matmul__", "__rmatmul__"),
+    complex_inputs=True)
 def matmul(input, other):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading
     dimensions are batch dimensions and broadcast.
@@ -79,11 +81,11 @@ def _(ctx, grad, input, other):
         input = input.unsqueeze(0)
     grad_input = grad_other = None
     if needs[0]:
-        grad_input = grad @ other.mT
+        grad_input = grad @ cj(other).mT
         if len(ctx.input_shape(0)) == 1:
             grad_input = grad_input.squeeze(-2)
     if needs[1]:
-        grad_other = input.mT @ grad
+        grad_other = cj(input).mT @ grad
         if len(ctx.input_shape(1)) == 1:
             grad_other = grad_other.squeeze(-1)
     return grad_input, grad_other
@@ -143,6 +145,27 @@ def dot(input, other):
     if a != b:
         raise OpError(f"dot(): the tensors have different lengths: shapes {a} and {b}")
     return matmul(input, other)
+
+
+def vdot(input, other):
+    """Inner product of two 1-D tensors with the first conjugated: ``sum(conj(input) *
+    other)`` (``dot`` for real tensors). Both must have the same dtype, as in PyTorch.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> oxmera.vdot(oxmera.tensor([1 + 1j, 2j]), oxmera.tensor([1.0 + 0j, 1j]))
+    tensor(3.-1.j, dtype=complex64)
+    """
+    a, b = _shape_of(input), _shape_of(other)
+    if len(a) != 1 or len(b) != 1:
+        raise OpError(f"vdot(): expected two 1-D tensors, got shapes {a} and {b}")
+    if a != b:
+        raise OpError(f"vdot(): the tensors have different lengths: shapes {a} and {b}")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"vdot(): expected both vectors to have the same dtype, but found "
+                           f"{input.dtype} and {other.dtype}")
+    return matmul(cj(input), other)
 
 
 def outer(input, vec2):
@@ -312,7 +335,7 @@ def _optimize(equation, operands):
     return len(operands) == 2 and math.prod(sizes.values()) > 100_000
 
 
-@op("einsum", inputs="sequence", promote=True)
+@op("einsum", complex_inputs=True, inputs="sequence", promote=True)
 def _einsum_op(operands, equation):
     """The recorded op behind :func:`einsum`, on an equation in canonical
     form (every dim a letter, explicit output: see ``_canonical_equation``).
@@ -357,7 +380,7 @@ def _einsum_operand_grad(grad, operands, inputs, output, k, equation):
     for j, operand in enumerate(operands):
         if j != k:
             terms.append(inputs[j])
-            args.append(operand)
+            args.append(cj(operand))
     available = set("".join(terms))
     # A label only operand k has (summed in the forward): its gradient is
     # constant along it, which a ones vector spreads.
@@ -448,7 +471,7 @@ def _check_square(shape, opname, what="the input"):
                       f"shape {shape}")
 
 
-@op("linalg_inv", save=(), save_output=True, float_only=True)
+@op("linalg_inv", complex_inputs=True, save=(), save_output=True, float_only=True)
 def inv(A):
     """Inverse of a square matrix (or of each in a batch): ``oxmera.linalg.inv``.
 
@@ -471,11 +494,11 @@ def inv(A):
 
 @inv.vjp
 def _(ctx, grad, A):
-    out_t = ctx.output.mT
+    out_t = cj(ctx.output).mT
     return -(out_t @ grad @ out_t)
 
 
-@op("linalg_det", save_output=True, float_only=True)
+@op("linalg_det", complex_inputs=True, save_output=True, float_only=True)
 def det(A):
     """Determinant of a square matrix (or of each in a batch): ``oxmera.linalg.det``.
 
@@ -501,10 +524,10 @@ def _(ctx, grad, A):
     out = ctx.output
     grad = grad.unsqueeze(-1).unsqueeze(-1)
     if _far_from_singular(A.detach().numpy(), out.detach().numpy()):
-        return grad * out.unsqueeze(-1).unsqueeze(-1) * inv(A).mT
+        return grad * cj(out.unsqueeze(-1).unsqueeze(-1) * inv(A).mT)
     # Near a singular matrix det * inv^T loses every digit (and fails at
     # one): the cofactor matrix is the same gradient, computed directly.
-    return grad * (_cofactors(A) if n <= 4 else _cofactors_from_svd(A))
+    return grad * cj(_cofactors(A) if n <= 4 else _cofactors_from_svd(A))
 
 
 def _far_from_singular(a, determinant):
@@ -539,7 +562,8 @@ def _cofactors_from_svd(A):
         -1).unsqueeze(-1)
 
 
-@op("linalg_solve", inputs=2, save=("A",), save_output=True, promote=True, float_only=True)
+@op("linalg_solve", inputs=2, save=("A",), save_output=True, promote=True,
+    complex_inputs=True, float_only=True)
 def _solve_op(A, B):
     """The recorded op behind :func:`solve`: ``X`` with ``A @ X = B`` for a
     matrix ``B`` (``(..., n, k)``), batch dims broadcasting.
@@ -570,8 +594,8 @@ def _solve_op(A, B):
 @_solve_op.vjp
 def _(ctx, grad, A, B):
     # X = A^-1 B: dB = A^-T dX, dA = -dB X^T (batch dims summed by the engine).
-    grad_b = _solve_op(A.mT, grad)
-    grad_a = -(grad_b @ ctx.output.mT) if ctx.needs_input_grad[0] else None
+    grad_b = _solve_op(cj(A).mT, grad)
+    grad_a = -(grad_b @ cj(ctx.output).mT) if ctx.needs_input_grad[0] else None
     return grad_a, grad_b if ctx.needs_input_grad[1] else None
 
 
@@ -625,6 +649,7 @@ def _svd(A, full_matrices=False):
     >>> _svd(oxmera.tensor([[3.0, 0.0], [0.0, -4.0]])).S
     tensor([4., 3.], dtype=float32)
     """
+    real_only(A, "linalg.svd")
     if A.ndim < 2:
         raise OpError(f"linalg.svd(): the input must have at least 2 dims, got shape {A.shape}")
     U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
@@ -710,7 +735,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, axis=None):
     if isinstance(ord, str):
         raise OpError(f"linalg.vector_norm(): ord must be a number, got {ord!r}")
     dim = pick_dim(dim, axis, "linalg.vector_norm")
-    return _reduce._norm_op(x, ord, dim, keepdim, dtype=dtype)
+    return _reduce.complex_aware_norm(x, ord, dim, keepdim, dtype)
 
 
 def _matrix_dims(shape, dim, opname):
@@ -745,7 +770,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, axis=N
     dim = pick_dim(dim, axis, "linalg.matrix_norm", default=(-2, -1))
     d0, d1 = _matrix_dims(A.shape, dim, "linalg.matrix_norm")
     if isinstance(ord, str) and ord == "fro":
-        return _reduce._norm_op(A, 2, (d0, d1), keepdim, dtype=dtype)
+        return _reduce.complex_aware_norm(A, 2, (d0, d1), keepdim, dtype)
     if dtype is not None:
         A = A.to(dtype)
     if isinstance(ord, str):
@@ -837,7 +862,7 @@ def _det(self):
     return det(self)
 
 
-for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("outer", outer),
+for _name, _fn in (("mm", mm), ("bmm", bmm), ("dot", dot), ("vdot", vdot), ("outer", outer),
                    ("inverse", inverse), ("det", _det)):
     _registry.add_tensor_attribute(_name, _fn)
 del _name, _fn

@@ -20,6 +20,8 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
+from oxmera.ops._utils import real_only
+from oxmera.ops.complex import cj
 from oxmera.ops.creation import eye, tensor, zeros
 from oxmera.ops.decompositions import (_check_matrix, _method, _result_type, _scipy_linalg,
                                        _unsqueeze2)
@@ -50,6 +52,7 @@ def slogdet(A):
     >>> oxmera.linalg.slogdet(oxmera.tensor([[-2.0, 0.0], [0.0, 3.0]]))
     linalg_slogdet(sign=tensor(-1., dtype=float32), logabsdet=tensor(1.7918, dtype=float32))
     """
+    real_only(A, "linalg.slogdet")
     _check_square(A.shape, "linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
     return np.asarray(sign, dtype=A.dtype), np.asarray(logabsdet, dtype=A.dtype)
@@ -126,6 +129,7 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
     tensor([[0.5, 0. ],
             [0. , 0. ]], dtype=float32)
     """
+    real_only(A, "linalg.pinv")
     _check_matrix(A.shape, "linalg.pinv")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -206,6 +210,7 @@ def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     >>> _matrix_rank(oxmera.ones(3, 3))
     tensor(1, dtype=int64)
     """
+    real_only(A, "linalg.matrix_rank")
     _check_matrix(A.shape, "linalg.matrix_rank")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -254,6 +259,7 @@ def _lstsq_solution(A, B, rcond=None):
     >>> _lstsq_solution(oxmera.tensor([[1.0], [1.0]]), oxmera.tensor([[1.0], [3.0]]))
     tensor([[2.]], dtype=float32)
     """
+    real_only(A, "linalg.lstsq")
     return _lstsq_arrays(A, B, rcond)[0]
 
 
@@ -372,6 +378,7 @@ def matrix_exp(A):
     tensor([[1., 1.],
             [0., 1.]], dtype=float32)
     """
+    real_only(A, "linalg.matrix_exp")
     _check_square(A.shape, "linalg.matrix_exp")
     linalg = _scipy_linalg("linalg.matrix_exp")
     if A.size == 0:
@@ -459,7 +466,7 @@ def cond(A, p=None):
 
 def vecdot(x, y, *, dim=-1):
     """Dot product of vectors along ``dim`` (batch dims broadcast):
-    ``oxmera.linalg.vecdot`` (real dtypes: ``(x * y).sum(dim)``).
+    ``oxmera.linalg.vecdot``: ``(conj(x) * y).sum(dim)``.
 
     Examples
     --------
@@ -468,7 +475,7 @@ def vecdot(x, y, *, dim=-1):
     tensor([3., 7.], dtype=float32)
     """
     x, y = _as_tensor(x), _as_tensor(y)
-    return (x * y).sum(dim)
+    return (cj(x) * y).sum(dim)
 
 
 def tensorinv(A, ind=2):

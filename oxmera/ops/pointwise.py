@@ -16,6 +16,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops._utils import result_type
+from oxmera.ops.complex import cj, complex_sgn
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.elementwise import (_TWO_OVER_SQRT_PI, _erf_float64, _erfc_tail,
                                     _integer_division_check, add, clamp, cos, div, eq, exp,
@@ -36,7 +37,7 @@ Tensor = _core.Tensor
 
 # -- inverse hyperbolic functions ------------------------------------------------------------
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def acosh(input):
     """Inverse hyperbolic cosine, elementwise (nan below 1); ``arccosh`` is the same.
 
@@ -53,10 +54,14 @@ def acosh(input):
 
 @acosh.vjp
 def _(ctx, grad, input):
+    if input.dtype.kind == "c":
+        # 1 / sqrt(z^2 - 1) has the wrong sign left of the imaginary axis:
+        # the derivative on acosh's principal branch is 1 / (sqrt(z - 1) sqrt(z + 1)).
+        return grad * cj(rsqrt(input - 1) * rsqrt(input + 1))
     return grad * rsqrt(input * input - 1)
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def asinh(input):
     """Inverse hyperbolic sine, elementwise; ``arcsinh`` is the same.
 
@@ -71,10 +76,10 @@ def asinh(input):
 
 @asinh.vjp
 def _(ctx, grad, input):
-    return grad * rsqrt(input * input + 1)
+    return grad * cj(rsqrt(input * input + 1))
 
 
-@op(float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True)
 def atanh(input):
     """Inverse hyperbolic tangent, elementwise (+-inf at +-1, nan beyond); ``arctanh``
     is the same.
@@ -90,7 +95,7 @@ def atanh(input):
 
 @atanh.vjp
 def _(ctx, grad, input):
-    return grad / (1 - input * input)
+    return grad / cj(1 - input * input)
 
 
 arccosh, arcsinh, arctanh = acosh, asinh, atanh
@@ -148,14 +153,19 @@ def _(ctx, grad, input, other):
 
 
 def sgn(input):
-    """The sign of each element; for real tensors the same as :func:`oxmera.sign`.
+    """The sign of each element: ``z / abs(z)`` (0 at 0) for complex tensors, for real
+    tensors the same as :func:`oxmera.sign`.
 
     Examples
     --------
     >>> import oxmera
     >>> oxmera.sgn(oxmera.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.], dtype=float32)
+    >>> oxmera.sgn(oxmera.tensor([3 + 4j]))
+    tensor([0.6+0.8j], dtype=complex64)
     """
+    if isinstance(input, _core.Tensor) and input.dtype.kind == "c":
+        return complex_sgn(input)
     return sign(input)
 
 
@@ -276,7 +286,7 @@ def _(ctx, grad, input):
     return grad * exp(-(input * input)) * -_TWO_OVER_SQRT_PI
 
 
-@op(float_only=True, method=True)
+@op(complex_inputs=True, float_only=True, method=True)
 def sinc(input):
     """The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.
 
@@ -296,7 +306,7 @@ def _(ctx, grad, input):
     x = where(origin, 1.0, input)
     angle = x * math.pi
     slope = (cos(angle) * angle - sin(angle)) / (angle * x)
-    return where(origin, 0.0, grad * slope)
+    return where(origin, 0.0, grad * cj(slope))
 
 
 def deg2rad(input):
@@ -362,16 +372,21 @@ def _(ctx, grad, input, other):
             grad * sigmoid((other - input) * _LN2) if needs[1] else None)
 
 
-def _as_float64(value):
+def _as_float64(value, dtype=np.float64):
     if isinstance(value, Tensor):
-        return value.to(np.float64)
+        return value.to(dtype)
     if isinstance(value, np.ndarray):
-        return Tensor(value.astype(np.float64))
-    return float(value)
+        return Tensor(value.astype(dtype))
+    return complex(value) if dtype == np.complex128 else float(value)
+
+
+def _is_complex_value(value):
+    return isinstance(value, complex) or getattr(value, "dtype", np.dtype(bool)).kind == "c"
 
 
 def float_power(input, exponent):
-    """``input ** exponent`` computed in double precision: the result is float64.
+    """``input ** exponent`` computed in double precision: the result is float64
+    (complex128 when either is complex).
 
     Examples
     --------
@@ -382,7 +397,10 @@ def float_power(input, exponent):
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         raise TypeError(f"float_power(): expected a Tensor as input or exponent, got "
                         f"{type(input).__name__} and {type(exponent).__name__}")
-    return pow(_as_float64(input), _as_float64(exponent))
+    # complex128 when either is complex, as PyTorch.
+    dtype = (np.complex128 if _is_complex_value(input) or _is_complex_value(exponent)
+             else np.float64)
+    return pow(_as_float64(input, dtype), _as_float64(exponent, dtype))
 
 
 def _nan_max_vjp(ctx, grad, input, other, wins):

@@ -23,7 +23,8 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
 from oxmera.ops._utils import (accumulation_dtype, narrow, normalize_dim, normalize_dims,
-                               pick_dim, widened)
+                               ordered_only, pick_dim, real_of, widened)
+from oxmera.ops.complex import cj
 from oxmera.ops.creation import full, ones, ones_like
 from oxmera.ops.elementwise import exp, maximum, minimum, sign, where
 
@@ -141,7 +142,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     >>> oxmera.tensor([1.0, 2.0, 6.0]).mean()
     tensor(3., dtype=float32)
     """
-    if dtype is None and input.dtype.kind != "f":
+    if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be floating "
                            f"point, got {input.dtype}")
     dims = _dims(dim, axis, input.ndim, "mean")
@@ -199,7 +200,7 @@ def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     # The products of the others run in float32 for float16, as the forward:
     # a partial product can pass 65504 where the gradient does not.
     wide = accumulation_dtype(grad.dtype)
-    others = _product_of_others(input.to(wide), dims)
+    others = cj(_product_of_others(input.to(wide), dims))
     return (_unreduce(grad, shape, dims, keepdim).to(wide) * others).to(grad.dtype)
 
 
@@ -247,6 +248,7 @@ def _spread_over_extremes(grad, input, values, dims, keepdim):
 
 def _extreme(name, reduce, arg):
     def forward(input, dim=None, keepdim=False, *, axis=None):
+        ordered_only(input, name)
         dim = pick_dim(dim, axis, name)
         if dim is None:
             if input.size == 0:
@@ -360,6 +362,7 @@ def min(input, dim=None, keepdim=False, *, axis=None, other=None):
 
 def _amax_amin(name, reduce, doc):
     def forward(input, dim=(), keepdim=False, *, axis=None):
+        ordered_only(input, name)
         dims = _dims(dim, axis, input.ndim, name)
         _check_nonempty(input, dims, name)
         return np.array(reduce(input, axis=dims, keepdims=keepdim), copy=True)
@@ -404,6 +407,7 @@ amin = _amax_amin("amin", np.minimum.reduce, """Smallest value over ``dim`` (all
 
 def _arg_extreme(name, arg, doc):
     def forward(input, dim=None, keepdim=False, *, axis=None):
+        ordered_only(input, name)
         dim = pick_dim(dim, axis, name)
         if dim is None:
             if input.size == 0:
@@ -461,9 +465,9 @@ def _correction(name, unbiased, correction):
 def _moment_args(name, input_dtype, ndim, dim, unbiased, correction, axis):
     if isinstance(dim, bool) and unbiased is None and axis is None:
         dim, unbiased = None, dim       # PyTorch's var(unbiased) form
-    if input_dtype.kind != "f":
-        raise OpError(f"{name}(): std and var only support floating point dtypes, got "
-                      f"{input_dtype}")
+    if input_dtype.kind not in "fc":
+        raise OpError(f"{name}(): std and var only support floating point and complex dtypes, "
+                      f"got {input_dtype}")
     return _dims(dim, axis, ndim, name), _correction(name, unbiased, correction)
 
 
@@ -472,7 +476,12 @@ def _variance(input, dims, correction, keepdim):
     count = _count(input.shape, dims)
     with np.errstate(invalid="ignore", divide="ignore"):
         centered = input - np.add.reduce(input, axis=dims, dtype=acc, keepdims=True) / count
-        squares = np.add.reduce(centered * centered, axis=dims, dtype=acc, keepdims=keepdim)
+        if input.dtype.kind == "c":
+            # |deviation|^2: a real variance, as PyTorch's.
+            centered = centered.real * centered.real + centered.imag * centered.imag
+            squares = np.add.reduce(centered, axis=dims, keepdims=keepdim)
+        else:
+            squares = np.add.reduce(centered * centered, axis=dims, dtype=acc, keepdims=keepdim)
         # Fewer degrees of freedom than the correction: divide by 0 (inf or
         # nan), as PyTorch does, which also warns.
         return squares / builtins.max(count - correction, 0)
@@ -502,7 +511,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
                                     axis)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(_variance(input, dims, correction, keepdim), dtype=input.dtype)
+        return np.asarray(_variance(input, dims, correction, keepdim),
+                          dtype=real_of(input.dtype))
 
 
 @var.vjp
@@ -514,7 +524,7 @@ def _(ctx, grad, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     scale = 2.0 / dof if dof else math.inf
     # In float32 for float16, where 2 / dof is a subnormal (or 0) in float16.
     return widened(_unreduce(grad, input.shape, dims, keepdim),
-                   lambda g: g * scale * centered.to(g.dtype))
+                   lambda g: g * scale * _in_dtype_of(centered, g))
 
 
 @op(save_output=True, method=True)
@@ -533,7 +543,8 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
                                     axis)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(np.sqrt(_variance(input, dims, correction, keepdim)), dtype=input.dtype)
+        return np.asarray(np.sqrt(_variance(input, dims, correction, keepdim)),
+                          dtype=real_of(input.dtype))
 
 
 @std.vjp
@@ -549,7 +560,13 @@ def _(ctx, grad, input, dim=None, unbiased=None, keepdim=False, *, correction=No
     scale = where(zero, 0.0, _unreduce(grad, shape, dims, keepdim) / where(zero, 1.0, out))
     centered = input - mean(input, dims if dims else None, keepdim=True)
     factor = 1.0 / dof if dof else math.inf
-    return widened(scale, lambda s: s * factor * centered.to(s.dtype))
+    return widened(scale, lambda s: s * factor * _in_dtype_of(centered, s))
+
+
+def _in_dtype_of(centered, grad):
+    # The deviations in the (real) gradient's dtype; complex ones stay complex
+    # (the gradient of |z - mean|^2 is 2 (z - mean), times the real grad).
+    return centered if centered.dtype.kind == "c" else centered.to(grad.dtype)
 
 
 # -- logsumexp ---------------------------------------------------------------------------------
@@ -655,6 +672,17 @@ _norm_forward.__doc__ = """The recorded vector norm behind :func:`norm` and
 _norm_op = op("norm", save_output=True)(_norm_forward)
 
 
+def complex_aware_norm(input, p, dim, keepdim, dtype=None):
+    """``_norm_op``, and for complex tensors the norm of their ``abs`` (a real result, as
+    PyTorch's; the gradient flows through ``abs``)."""
+    if isinstance(input, _core.Tensor) and (input.dtype.kind == "c" or (
+            dtype is not None and np.dtype(dtype).kind == "c")):
+        if dtype is not None:
+            input = input.to(dtype)
+        return _norm_op(input.abs(), p, dim, keepdim)
+    return _norm_op(input, p, dim, keepdim, dtype=dtype)
+
+
 @_norm_op.vjp
 def _(ctx, grad, input, p=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
@@ -722,7 +750,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, axis=None):
     if isinstance(p, str) and p == "nuc":
         from oxmera.ops.linalg import matrix_norm
         return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
-    return _norm_op(input, p, dim, keepdim, dtype=dtype)
+    return complex_aware_norm(input, p, dim, keepdim, dtype)
 
 
 # -- cumulative sum and product ----------------------------------------------------------------
@@ -809,12 +837,12 @@ def _(ctx, grad, input, dim=None, *, dtype=None, axis=None):
         input = input.to(grad.dtype)
     if input.shape[d] == 0:
         return grad.reshape(shape)
-    following = _shift(input, d, -1, 0.0)              # x_{j+1}
+    following = cj(_shift(input, d, -1, 0.0))          # x_{j+1} (conjugated, if complex)
     total = linear_scan(grad, following, d, reverse=True)
-    return (_shift(output, d, 1, 1.0) * total).reshape(shape)
+    return (cj(_shift(output, d, 1, 1.0)) * total).reshape(shape)
 
 
-@op(inputs=2, save=("coefficient",), save_output=True, promote=True)
+@op(complex_inputs=True, inputs=2, save=("coefficient",), save_output=True, promote=True)
 def linear_scan(input, coefficient, dim, reverse=False):
     """The linear recurrence ``out[j] = input[j] + coefficient[j] * out[j - 1]``
     along ``dim`` (``out[j + 1]`` with ``reverse``; the missing end term is 0).
@@ -857,10 +885,10 @@ def _(ctx, grad, input, coefficient, dim, reverse=False):
     d = normalize_dim(dim, grad.ndim, "linear_scan")
     coefficient = _shape.broadcast_to(coefficient, grad.shape)
     step = 1 if reverse else -1
-    total = linear_scan(grad, _shift(coefficient, d, step, 0.0), d, reverse=not reverse)
+    total = linear_scan(grad, cj(_shift(coefficient, d, step, 0.0)), d, reverse=not reverse)
     grad_coefficient = None
     if ctx.needs_input_grad[1]:
-        grad_coefficient = total * _shift(ctx.output, d, -step, 0.0)
+        grad_coefficient = total * cj(_shift(ctx.output, d, -step, 0.0))
     return total if ctx.needs_input_grad[0] else None, grad_coefficient
 
 

@@ -59,16 +59,16 @@ def _shape(opname, sizes, size=None, varargs=True):
     return parse_size(opname, sizes, size, varargs=varargs, required=True)
 
 
-def _float_dtype(opname, dtype):
+def _float_dtype(opname, dtype, complex_ok=False):
     dtype = _core.get_default_dtype() if dtype is None else np.dtype(dtype)
-    if dtype.kind != "f":
+    if dtype.kind != "f" and not (complex_ok and dtype.kind == "c"):
         raise NotImplementedError(f"{opname}(): not implemented for dtype {dtype}: these "
                                   f"samples are floating point (use a floating dtype)")
     return dtype
 
 
 def _finish(opname, values, dtype, requires_grad):
-    if requires_grad and dtype.kind != "f":
+    if requires_grad and dtype.kind not in "fc":
         raise RuntimeError(f"{opname}(): only Tensors of floating point dtype can require "
                            f"gradients, got dtype {dtype}")
     t = _wrap(np.asarray(values).astype(dtype, copy=False))
@@ -177,11 +177,20 @@ def randn(*sizes, size=None, generator=None, out=None, dtype=None, device=None,
     dtype('float32')
     >>> oxmera.randn(size=(2, 2), requires_grad=True).requires_grad
     True
+    >>> oxmera.randn(3, dtype=oxmera.complex64).dtype
+    dtype('complex64')
+
+    A complex dtype draws the real and imaginary parts each with variance
+    1/2 (so ``E|z|^2 = 1``), as PyTorch.
     """
     _common("randn", out, device)
-    shape, dtype = _shape("randn", sizes, size), _float_dtype("randn", dtype)
-    return _finish("randn", _rng(generator, "randn").standard_normal(shape), dtype,
-                   requires_grad)
+    shape = _shape("randn", sizes, size)
+    dtype = _float_dtype("randn", dtype, complex_ok=True)
+    rng = _rng(generator, "randn")
+    if dtype.kind == "c":
+        pairs = rng.standard_normal(shape + (2,)) * np.sqrt(0.5)
+        return _finish("randn", pairs[..., 0] + 1j * pairs[..., 1], dtype, requires_grad)
+    return _finish("randn", rng.standard_normal(shape), dtype, requires_grad)
 
 
 def _low_high(opname, args, low, high, size_given):

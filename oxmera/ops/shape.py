@@ -305,7 +305,7 @@ def _check_sequence(arrays, opname):
         raise OpError(f"{opname}(): expected a non-empty sequence of tensors")
 
 
-@op(inputs="sequence", promote=True)
+@op(complex_inputs=True, inputs="sequence", promote=True)
 def cat(tensors, dim=0, *, axis=None):
     """Join tensors along an existing dimension (``axis`` is accepted for ``dim``).
 
@@ -356,7 +356,7 @@ def concatenate(tensors, axis=0, *, dim=None):
     return cat(tensors, pick_dim(axis, dim, "concatenate", default=0))
 
 
-@op(inputs="sequence", save=(), promote=True)
+@op(complex_inputs=True, inputs="sequence", save=(), promote=True)
 def stack(tensors, dim=0, *, axis=None):
     """Join tensors of equal shape along a new dimension (``axis`` is accepted for ``dim``).
 

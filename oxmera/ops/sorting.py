@@ -19,7 +19,7 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops._utils import normalize_dim
+from oxmera.ops._utils import normalize_dim, ordered_only
 from oxmera.ops.creation import zeros
 from oxmera.ops.index import _scatter_add
 
@@ -55,6 +55,7 @@ def sort_order(moved, descending):
     Descending is the ascending order of the reversed slice, reversed: equal
     elements keep their order (as ``stable=True`` asks) and NaN comes first.
     """
+    ordered_only(moved, "sort")
     if not descending:
         return np.argsort(moved, axis=-1, kind="stable")
     n = moved.shape[-1]

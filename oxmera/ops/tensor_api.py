@@ -66,7 +66,7 @@ def is_floating_point(input):
 
 
 def is_complex(input):
-    """Whether ``input``'s dtype is complex: always False, oxmera has no complex dtypes yet.
+    """Whether ``input``'s dtype is complex (complex64 or complex128).
 
     Examples
     --------

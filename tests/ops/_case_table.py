@@ -57,7 +57,10 @@ class Leaf:
     ``layout`` is ``contiguous``, ``transposed`` (the transpose of a
     C-contiguous array, so its strides run backwards) or ``strided`` (every
     other element of a wider array along the last dim). ``values`` fixes the
-    values (for ties, say) instead of sampling ``domain``.
+    values (for ties, say) instead of sampling ``domain``. ``complex=True``
+    makes a complex128 leaf: real and imaginary parts each drawn from
+    ``domain`` (``positive`` keeps the real part off the negative axis, the
+    branch cut of log and sqrt).
     """
 
     shape: tuple
@@ -65,11 +68,23 @@ class Leaf:
     layout: str = "contiguous"
     requires_grad: bool = True
     values: tuple = None
+    complex: bool = False
 
     def build(self, rng):
         shape = tuple(self.shape)
         if self.values is not None:
-            array = np.array(self.values, dtype=np.float64).reshape(shape)
+            array = np.array(self.values, dtype=np.complex128 if self.complex else np.float64
+                             ).reshape(shape)
+        elif self.complex:
+            real = Leaf(shape, self.domain, self.layout, False).build(rng).numpy()
+            imag = sample(self.domain, shape, rng)
+            array = np.asarray(real + 1j * imag)
+            if self.layout != "contiguous":
+                wide = np.empty(real.shape[::-1] if self.layout == "transposed" else
+                                shape[:-1] + (2 * shape[-1],), np.complex128)
+                view = wide.T if self.layout == "transposed" else wide[..., ::2]
+                view[...] = array
+                array = view
         elif self.layout == "transposed":
             array = sample(self.domain, shape[::-1], rng).T
         elif self.layout == "strided":
@@ -96,6 +111,11 @@ def S(shape, domain="real"):
 def const(shape, domain="real"):
     """A float64 tensor input that does not require grad."""
     return Leaf(shape, domain, requires_grad=False)
+
+
+def C(shape, domain="real", layout="contiguous", requires_grad=True):
+    """A complex128 leaf of ``shape`` (see :class:`Leaf`)."""
+    return Leaf(shape, domain, layout, requires_grad, complex=True)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,6 +19,11 @@ def _outputs(result):
     return (result,) if isinstance(result, oxmera.Tensor) else tuple(result)
 
 
+def _real_sum(o):
+    """A real scalar depending on every element of ``o`` (both parts of a complex one)."""
+    return o.sum() if o.dtype.kind != "c" else oxmera.view_as_real(o).sum()
+
+
 def _check_backward_runs(fn, inputs):
     """Backward (and a recorded backward, differentiated again) gives each
     input a gradient of its own shape and dtype.
@@ -28,7 +33,7 @@ def _check_backward_runs(fn, inputs):
     """
     targets = [t for t in inputs if isinstance(t, oxmera.Tensor) and t.requires_grad]
     outputs = [o for o in _outputs(fn(*inputs)) if o.requires_grad]
-    total = sum((o.sum() for o in outputs[1:]), outputs[0].sum())
+    total = sum((_real_sum(o) for o in outputs[1:]), _real_sum(outputs[0]))
     grads = grad(total, targets, create_graph=True, allow_unused=True)
     for t, g in zip(targets, grads):
         if g is None:
@@ -37,7 +42,7 @@ def _check_backward_runs(fn, inputs):
         assert np.isfinite(g.detach().numpy()).all()
     differentiable = [g for g in grads if g is not None and g.requires_grad]
     if differentiable:
-        second = sum((g.sum() for g in differentiable[1:]), differentiable[0].sum())
+        second = sum((_real_sum(g) for g in differentiable[1:]), _real_sum(differentiable[0]))
         for t, g in zip(targets, grad(second, targets, allow_unused=True)):
             if g is not None:
                 assert g.shape == t.shape and g.dtype == t.dtype
@@ -89,11 +94,11 @@ def test_each_input_alone_gets_the_same_gradient(name, case):
                           for k, t in enumerate(built))
         # Every floating output, so each keeps its weight whichever inputs require grad
         # (one that needs no gradient only adds a constant).
-        outputs = [o for o in _outputs(case.fn(*built)) if o.dtype.kind == "f"]
+        outputs = [o for o in _outputs(case.fn(*built)) if o.dtype.kind in "fc"]
         if weights is None:
             rng = np.random.default_rng(0)
             weights = [oxmera.tensor(rng.standard_normal(o.shape), dtype=o.dtype) for o in outputs]
-        total = sum(((o * w).sum() for o, w in zip(outputs, weights)), oxmera.tensor(0.0,
+        total = sum((_real_sum(o * w) for o, w in zip(outputs, weights)), oxmera.tensor(0.0,
                     dtype=oxmera.float64))
         targets = [built[k] for k in (positions if alone is None else [alone])]
         if not total.requires_grad:         # nothing of the output depends on that input

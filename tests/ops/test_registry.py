@@ -56,7 +56,7 @@ CANNOT_TAKE = {
     "linalg_inv": {"0-d"}, "linalg_det": {"0-d"}, "linalg_solve": {"0-d"}, "linalg_svd": {"0-d"},
     **dict.fromkeys(("linalg_eigh", "linalg_cholesky_ex", "linalg_qr", "linalg_lu_factor_ex",
                      "linalg_slogdet", "linalg_solve_triangular", "linalg_pinv", "linalg_lstsq",
-                     "linalg_matrix_exp"), {"0-d"}),    # matrices
+                     "linalg_matrix_exp", "linalg_eig"), {"0-d"}),    # matrices
     # convolution and pooling need channel and spatial dimensions
     "conv1d": {"0-d"}, "conv2d": {"0-d"}, "conv_input_grad": {"0-d"}, "conv_weight_grad": {"0-d"},
     "conv3d": {"0-d"}, "im2col": {"0-d"}, "col2im": {"0-d"},
@@ -69,6 +69,10 @@ CANNOT_TAKE = {
     "unfold_backward": {"0-d"},
     # oxmera.scipy's matrix functions take square matrices
     "sqrtm": {"0-d"}, "logm": {"0-d"},
+    # a last dimension of 2 with stride 1 (PyTorch's rule); a permuted batch is its own case
+    "view_as_complex": {"0-d", "non-contiguous"},
+    # a transform needs a dimension to run along
+    **dict.fromkeys(("fft_c2c", "fft_r2c", "fft_c2r", "fft_resize"), {"0-d"}),
 }
 
 

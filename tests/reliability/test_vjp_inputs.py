@@ -98,7 +98,7 @@ def _rebuild_call(opdef, args, kwargs, convert, as_tensors):
         if not isinstance(value, oxmera.Tensor):
             return value
         array = _fresh(value)
-        if leaf is None and array.dtype.kind == "f":
+        if leaf is None and array.dtype.kind in "fc":
             if skip:
                 skip -= 1
                 raw = convert(array)
@@ -131,7 +131,8 @@ def _gradients(opdef, args, kwargs, convert, as_tensors):
     (first,) = oxmera.autograd.grad(outs, [leaf], seeds, create_graph=True, allow_unused=True)
     if first is None or not first.requires_grad:
         return [o.detach().numpy() for o in outs], first, None
-    (second,) = oxmera.autograd.grad(first.sum(), [leaf], allow_unused=True)
+    total = first.sum() if first.dtype.kind != "c" else oxmera.view_as_real(first).sum()
+    (second,) = oxmera.autograd.grad(total, [leaf], allow_unused=True)
     return [o.detach().numpy() for o in outs], first, second
 
 
