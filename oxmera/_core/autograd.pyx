@@ -26,6 +26,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import collections
 import collections.abc
+import gc
 import itertools
 import operator
 import sys
@@ -2065,7 +2066,8 @@ cdef object _intern_shape(object shape):
 cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
     # The base owning the memory, the view ops from it to the new view, and
     # the memory's version when the view's history was made (see _refresh_view).
-    step = (op, args[1:], kwargs)
+    # No kwargs is None, not {}: a view whose steps hold no dict can be sealed.
+    step = (op, args[1:], kwargs if kwargs else None)
     view = _view_info(source)
     version = 0 if source._version_counter is None else source._version_counter.value
     if view is not None:
@@ -2236,7 +2238,8 @@ cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
         for o in outputs:
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
-                _set_links(<Tensor>o, (None, ((op, args[1:], kwargs),)), None)
+                _set_links(<Tensor>o, (None, ((op, args[1:], kwargs if kwargs else None),)),
+                           None)
                 _adopt((<Tensor>o)._data, source)
     return 0
 
@@ -2482,9 +2485,14 @@ cdef int _node_traverse(PyObject* o, visitproc visit, void* arg) noexcept:
 #   2. no cycle is made of sealed objects alone.
 # Then no cycle contains a sealed object, and the collector, which frees only
 # cycles, loses nothing by not walking them. (1) is checked when an object is
-# sealed: exact Tensors and GradFns only (a Parameter has a __dict__ anything
-# can be put in: it and all computed from it stay tracked), no kwargs, no
-# node extras (hooks, anomaly traces), no view links. (2) holds because an
+# sealed: exact Tensors, GradFns and exact nn.Parameters, no kwargs, no
+# node extras (hooks, anomaly traces), view links only of atoms, sealed
+# tensors and oxmera's OpDefs (_sealable_link). A Parameter has a
+# __dict__ anything can be put in, behind the core's back (p.x = y,
+# vars(p), object.__setattr__): instead of watching the writes, the check
+# runs where it matters, at the start of every collection (a gc callback,
+# _check_sealed_dicts), and tracks everything again when a sealed
+# Parameter's __dict__ holds anything but atoms. (2) holds because an
 # object is sealed when it is made, referencing only older objects. Every
 # later edge from a sealed object (a hook, a .grad, retain_grad, node extras,
 # an in-place op giving it new history, view links, a new .data or __init__)
@@ -2498,11 +2506,27 @@ cdef Py_ssize_t _n_sealed = 0
 cdef Py_ssize_t _cap_sealed = 0
 
 
+# The sealed Parameters (borrowed; each is also in _sealed_list): the objects
+# whose __dict__ _check_sealed_dicts reads before each collection. Few (a
+# model's weights), so a plain array searched linearly.
+cdef PyObject** _sealed_dicts = NULL
+cdef Py_ssize_t _n_sealed_dicts = 0
+cdef Py_ssize_t _cap_sealed_dicts = 0
+# nn.Parameter, once oxmera.nn registered it (_register_parameter_type).
+cdef object _parameter_type = None
+
+
 cdef inline void _set_seal_index(PyObject* o, Py_ssize_t index) noexcept:
-    if (<PyObject*>o).ob_type == <PyTypeObject*>Tensor:
-        (<Tensor>o)._sealed = index
-    else:
+    if (<PyObject*>o).ob_type == <PyTypeObject*>GradFn:
         (<GradFn>o)._sealed = index
+    else:                               # an exact Tensor or a Parameter
+        (<Tensor>o)._sealed = index
+
+
+cdef inline bint _sealable_type(object v) noexcept:
+    # A Tensor whose every reference the core controls, or a Parameter (its
+    # __dict__ checked before each collection).
+    return type(v) is Tensor or (type(v) is _parameter_type and _parameter_type is not None)
 
 
 cdef bint _seal(object o) noexcept:
@@ -2525,7 +2549,7 @@ cdef bint _seal(object o) noexcept:
 
 
 cdef void _unseal_all() noexcept:
-    global _n_sealed
+    global _n_sealed, _n_sealed_dicts
     cdef Py_ssize_t i
     cdef PyObject* o
     for i in range(_n_sealed):
@@ -2533,6 +2557,68 @@ cdef void _unseal_all() noexcept:
         _set_seal_index(o, 0)
         PyObject_GC_Track(o)
     _n_sealed = 0
+    _n_sealed_dicts = 0
+
+
+cdef bint _seal_with_dict(Tensor t) noexcept:
+    # Seal a Parameter and list it for _check_sealed_dicts.
+    global _sealed_dicts, _n_sealed_dicts, _cap_sealed_dicts
+    cdef PyObject** grown
+    cdef Py_ssize_t cap
+    if _n_sealed_dicts == _cap_sealed_dicts:
+        cap = 64 if _cap_sealed_dicts == 0 else 2 * _cap_sealed_dicts
+        grown = <PyObject**>PyMem_Realloc(_sealed_dicts, cap * sizeof(PyObject*))
+        if grown == NULL:
+            return False                # stays tracked: always allowed
+        _sealed_dicts = grown
+        _cap_sealed_dicts = cap
+    if not _seal(t):
+        return False
+    _sealed_dicts[_n_sealed_dicts] = <PyObject*>t
+    _n_sealed_dicts += 1
+    return True
+
+
+cdef inline void _forget_sealed_dict(PyObject* o) noexcept:
+    global _n_sealed_dicts
+    cdef Py_ssize_t i
+    for i in range(_n_sealed_dicts):
+        if _sealed_dicts[i] == o:
+            _n_sealed_dicts -= 1
+            _sealed_dicts[i] = _sealed_dicts[_n_sealed_dicts]
+            return
+
+
+def _check_sealed_dicts(phase, info):
+    """gc callback: before a collection, keep invariant 1 for sealed Parameters.
+
+    Their __dict__ (or their class, by __class__ assignment) may have been
+    given a reference the core never saw; any value that is not an atom
+    could lead back into a sealed graph, so everything is tracked again and
+    this collection sees every reference.
+    """
+    cdef Py_ssize_t i
+    cdef object p
+    if phase != "start" or _n_sealed_dicts == 0:
+        return
+    for i in range(_n_sealed_dicts):
+        p = <object>_sealed_dicts[i]
+        if type(p) is not _parameter_type:
+            _unseal_all()
+            return
+        for v in (<dict>p.__dict__).values():
+            if not _atom(v):
+                _unseal_all()
+                return
+
+
+gc.callbacks.append(_check_sealed_dicts)
+
+
+def _register_parameter_type(cls):
+    """Let the core seal exact instances of ``cls`` (oxmera.nn.Parameter; internal)."""
+    global _parameter_type
+    _parameter_type = cls
 
 
 cdef inline void _forget_sealed(PyObject* o, Py_ssize_t index) noexcept:
@@ -2553,6 +2639,8 @@ cdef void _tensor_dealloc(PyObject* o) noexcept:
     # Before the generated dealloc and its trashcan, which may defer the rest.
     if (<Tensor>o)._sealed:
         _forget_sealed(o, (<Tensor>o)._sealed)
+        if o.ob_type != <PyTypeObject*>Tensor:
+            _forget_sealed_dict(o)
     _tensor_base_dealloc(o)
 
 
@@ -2578,12 +2666,36 @@ cdef inline bint _atom(object v) noexcept:
             or tp is ndarray or tp is complex)
 
 
+cdef bint _sealable_link(object v, int depth) noexcept:
+    # A piece of a tensor's links (view entry: base, view steps (op, args,
+    # kwargs), version; origin: why cut, an op name): atoms, tuples of them,
+    # sealable tensors and oxmera's own OpDefs (see _try_seal). Kwargs dicts
+    # are not (they could be shared and written to), nor anything deeper.
+    cdef Py_ssize_t i
+    if _atom(v) or v is Ellipsis:
+        return True
+    if _sealable_type(v):
+        return _sealable_leaf(<Tensor>v)
+    if type(v) is OpDef:
+        module = (<OpDef>v).module
+        return module is not None and (<str>module).startswith("oxmera.")
+    if type(v) is slice:
+        return _atom((<slice>v).start) and _atom((<slice>v).stop) and _atom((<slice>v).step)
+    if type(v) is tuple and depth < 6:
+        for i in range(len(<tuple>v)):
+            if not _sealable_link((<tuple>v)[i], depth + 1):
+                return False
+        return True
+    return False
+
+
 cdef bint _sealable_leaf(Tensor t) noexcept:
     # Seal a leaf (or a tensor that needs no grad) that references only atoms.
     cdef AutogradMeta meta
     if t._sealed:
         return True
-    if type(t) is not Tensor or t._links is not None or type(t._data) is not ndarray:
+    if not _sealable_type(t) or type(t._data) is not ndarray \
+            or not (t._links is None or _sealable_link(t._links, 0)):
         return False
     meta = t._meta
     if meta is not None:
@@ -2593,6 +2705,8 @@ cdef bint _sealable_leaf(Tensor t) noexcept:
         if meta.grad is not None and not (type(meta.grad) is Tensor
                                           and (<Tensor>meta.grad)._sealed):
             return False
+    if type(t) is not Tensor:
+        return _seal_with_dict(t)
     return _seal(t)
 
 
@@ -2600,12 +2714,12 @@ cdef bint _sealable_value(object v) noexcept:
     cdef Py_ssize_t i
     if _atom(v):
         return True
-    if type(v) is Tensor:
+    if _sealable_type(v):
         return _sealable_leaf(<Tensor>v)
     if type(v) is tuple:
         for i in range(len(<tuple>v)):
             item = (<tuple>v)[i]
-            if not (_atom(item) or (type(item) is Tensor and _sealable_leaf(<Tensor>item))):
+            if not (_atom(item) or (_sealable_type(item) and _sealable_leaf(<Tensor>item))):
                 return False
         return True
     if type(v) is slice:
@@ -2640,7 +2754,7 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
         if type(fn) is GradFn:
             if not (<GradFn>fn)._sealed:
                 return
-        elif not (type(fn) is Tensor and _sealable_leaf(<Tensor>fn)):
+        elif not (_sealable_type(fn) and _sealable_leaf(<Tensor>fn)):
             return
     for i in range(len(node.args)):
         if not _sealable_value(node.args[i]):
@@ -2649,8 +2763,9 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
         return
     for o in outputs:
         t = <Tensor>o
-        if (type(t) is Tensor and t._links is None and type(t._data) is ndarray
-                and (t._meta is None or not PyObject_GC_IsTracked(<PyObject*>t._meta))):
+        if (type(t) is Tensor and type(t._data) is ndarray
+                and (t._meta is None or not PyObject_GC_IsTracked(<PyObject*>t._meta))
+                and (t._links is None or _sealable_link(t._links, 0))):
             _seal(t)
 
 

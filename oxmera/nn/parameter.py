@@ -7,7 +7,7 @@ return plain Tensors, and pickling, ``copy`` and ``deepcopy`` keep the
 subclass and its instance attributes, both by the core and
 ``oxmera.ops.interop``.
 """
-from oxmera._core.autograd import Tensor
+from oxmera._core.autograd import Tensor, _register_parameter_type
 
 __all__ = ["Parameter"]
 
@@ -56,3 +56,8 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+# Graphs computed from exact Parameters can then be hidden from the cyclic
+# collector like those of plain tensors (see the sealing comment in the core).
+_register_parameter_type(Parameter)
