@@ -100,7 +100,7 @@ cdef class GradFn:
 cdef class _MemoryLock:
     # One block of memory that live graphs saved for backward (internal), in the
     # registry under the address of the object owning the memory, while count > 0.
-    cdef object key                # the registry key: the int address of owner
+    cdef size_t key                # the registry key: the address of owner
     # The end of the arrays' base chain (an ndarray or a buffer exporter), kept
     # alive so the address stays unique.
     cdef object owner

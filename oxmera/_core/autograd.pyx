@@ -20,8 +20,8 @@ What does not
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject, destructor, traverseproc, visitproc
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.string cimport memcpy
-from cpython.ref cimport Py_INCREF, Py_REFCNT
+from libc.string cimport memcpy, memset
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import collections
@@ -2389,7 +2389,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 # copy.copy, .data), and a graph that saved one of them needs the memory
 # unchanged whichever tensor writes to it. A block of memory is named by the
 # object at the end of the arrays' base chain (the ndarray owning the data, or
-# the buffer exporter a NumPy array was made over), and _memory_locks maps its
+# the buffer exporter a NumPy array was made over), and the registry maps its
 # address to a _MemoryLock holding the count, the arrays whose flag oxmera
 # cleared (set again, and only those, when the count falls to zero) and the
 # savers whose versions a write must bump.
@@ -2405,7 +2405,104 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 # (numpy(), __array__, DLPack) while the memory is locked are made read-only
 # then, and views oxmera makes of locked memory are given back their flag with it.
 
-cdef dict _memory_locks = {}      # int address of a memory's owner -> its _MemoryLock
+# The registry: address of a memory's owner -> its _MemoryLock, as an
+# open-addressing table of owned _MemoryLock pointers (the key is the
+# entry's own .key field). A dict of int keys cost ~85 bytes per saved
+# tensor (a PyLong key and a dict entry); this costs 8-32 (one pointer at a
+# load factor of 1/4 to 1/2), and a deep graph saves one tensor per node.
+cdef PyObject** _lock_slots = NULL
+cdef size_t _lock_mask = 0              # capacity - 1 (a power of two), 0 before the first
+cdef Py_ssize_t _memory_locks = 0       # entries in use: the registry's truth value
+
+
+cdef inline size_t _lock_home(size_t key) noexcept:
+    # Fibonacci hashing: addresses are aligned, so their low bits are zeros.
+    return <size_t>((<unsigned long long>key * 11400714819323198485ULL) >> 20) & _lock_mask
+
+
+cdef inline object _lock_get(size_t key):
+    # The _MemoryLock under ``key`` (a new reference), or None.
+    cdef size_t i
+    cdef PyObject* e
+    if _memory_locks == 0:
+        return None
+    i = _lock_home(key)
+    while True:
+        e = _lock_slots[i]
+        if e == NULL:
+            return None
+        if (<_MemoryLock>e).key == key:
+            return <object>e
+        i = (i + 1) & _lock_mask
+
+
+cdef int _lock_grow() except -1:
+    global _lock_slots, _lock_mask
+    cdef size_t cap = 1024 if _lock_mask == 0 else 2 * (_lock_mask + 1)
+    cdef size_t i, j, old_cap = 0 if _lock_mask == 0 else _lock_mask + 1
+    cdef PyObject** old = _lock_slots
+    cdef PyObject** slots = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
+    if slots == NULL:
+        raise MemoryError()
+    memset(slots, 0, cap * sizeof(PyObject*))
+    _lock_slots = slots
+    _lock_mask = cap - 1
+    for i in range(old_cap):
+        if old[i] != NULL:
+            j = _lock_home((<_MemoryLock>old[i]).key)
+            while slots[j] != NULL:
+                j = (j + 1) & _lock_mask
+            slots[j] = old[i]
+    PyMem_Free(old)
+    return 0
+
+
+cdef int _lock_put(_MemoryLock entry) except -1:
+    # Register ``entry`` (its key not present), holding a reference to it.
+    global _memory_locks
+    cdef size_t i
+    if _lock_mask == 0 or <size_t>(2 * (_memory_locks + 1)) > _lock_mask + 1:
+        _lock_grow()
+    i = _lock_home(entry.key)
+    while _lock_slots[i] != NULL:
+        i = (i + 1) & _lock_mask
+    Py_INCREF(entry)
+    _lock_slots[i] = <PyObject*>entry
+    _memory_locks += 1
+    return 0
+
+
+cdef int _lock_remove(_MemoryLock entry) except -1:
+    # Unregister ``entry`` if it is the one registered under its key.
+    global _memory_locks
+    cdef size_t i, j, home
+    cdef PyObject* e
+    if _memory_locks == 0:
+        return 0
+    i = _lock_home(entry.key)
+    while True:
+        e = _lock_slots[i]
+        if e == NULL:
+            return 0
+        if e == <PyObject*>entry:
+            break
+        i = (i + 1) & _lock_mask
+    # Backward-shift deletion: move later members of the probe run into the
+    # hole when their home does not lie (cyclically) in (hole, their slot].
+    j = i
+    while True:
+        j = (j + 1) & _lock_mask
+        e = _lock_slots[j]
+        if e == NULL:
+            break
+        home = _lock_home((<_MemoryLock>e).key)
+        if (j > i and (home <= i or home > j)) or (j < i and (home <= i and home > j)):
+            _lock_slots[i] = e
+            i = j
+    _lock_slots[i] = NULL
+    _memory_locks -= 1
+    Py_DECREF(entry)                    # the table's reference (the caller holds another)
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -2845,7 +2942,7 @@ cdef inline object _find_lock(object array):
     if not _memory_locks:
         return None
     owner = _memory_owner(array)
-    return _memory_locks.get(<size_t><void*>owner)
+    return _lock_get(<size_t><void*>owner)
 
 
 cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
@@ -2886,16 +2983,16 @@ cdef _MemoryLock _acquire_memory(object array):
     # One more lock on the memory behind ``array`` (an ndarray), made read-only.
     cdef _MemoryLock entry
     owner = _memory_owner(array)
-    key = <size_t><void*>owner
-    found = _memory_locks.get(key)
+    cdef size_t key = <size_t><void*>owner
+    found = _lock_get(key)
     if found is None:
         entry = _MemoryLock.__new__(_MemoryLock)
         # (the allocation may have run a finalizer that locked this memory)
-        found = _memory_locks.get(key)
+        found = _lock_get(key)
     if found is None:
         entry.key = key
         entry.owner = owner
-        _memory_locks[key] = entry
+        _lock_put(entry)
     else:
         entry = <_MemoryLock>found
     entry.count += 1
@@ -2918,8 +3015,7 @@ cdef int _release_memory(_MemoryLock entry) except -1:
     if cleared is not None:
         for obj in cleared:
             cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
-    if _memory_locks.get(entry.key) is entry:
-        del _memory_locks[entry.key]
+    _lock_remove(entry)
     return 0
 
 
@@ -3167,7 +3263,13 @@ def _is_writeable(array):
 def _locked_memory():
     """How many blocks of memory are saved for backward by live graphs, and locks held
     on them: ``(blocks, locks)`` (for tests of the lock's bookkeeping)."""
-    return len(_memory_locks), sum((<_MemoryLock>e).count for e in _memory_locks.values())
+    cdef size_t i
+    cdef Py_ssize_t locks = 0
+    if _lock_mask:
+        for i in range(_lock_mask + 1):
+            if _lock_slots[i] != NULL:
+                locks += (<_MemoryLock>_lock_slots[i]).count
+    return _memory_locks, locks
 
 
 @cython.final
