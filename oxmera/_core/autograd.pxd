@@ -81,8 +81,9 @@ cdef class GradFn:
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
     cdef Py_ssize_t output_version      # its value when saved
     cdef int num_outputs           # number of outputs of the op
-    cdef object out_shape          # output shape (tuple of shapes when num_outputs > 1)
-    cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
+    # The output's (shape, dtype), one pair interned and shared by the nodes
+    # alike (a tuple of pairs when num_outputs > 1): one field, not two.
+    cdef object out_info
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
     cdef unsigned char scalar_inputs    # a saved tensor input is a number: VJPs get 0-d Tensors

@@ -2049,18 +2049,20 @@ cdef inline bint _keeps(object mask_entry, tuple next_fns):
     return False
 
 
-# Output shapes recorded in nodes, shared: a deep graph of one shape then
-# holds one tuple instead of one per node. Bounded, so odd shapes cannot grow it.
-cdef dict _shapes = {}
+# Output (shape, dtype) pairs recorded in nodes, shared: a deep graph of one
+# shape then holds one pair instead of one per node. Bounded, so odd shapes
+# cannot grow it.
+cdef dict _out_infos = {}
 
 
-cdef object _intern_shape(object shape):
-    found = _shapes.get(shape)
+cdef object _intern_out_info(object shape, object dtype):
+    info = (shape, dtype)
+    found = _out_infos.get(info)
     if found is not None:
         return found
-    if len(_shapes) < 4096:
-        _shapes[shape] = shape
-    return shape
+    if len(_out_infos) < 4096:
+        _out_infos[info] = info
+    return info
 
 
 cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
@@ -2344,8 +2346,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         _extras_of(node).creation_trace = "".join(stack[:len(stack) - 1])
     if node.num_outputs == 1:
         t = <Tensor>outputs[0]
-        node.out_shape = _intern_shape(t._data.shape)
-        node.out_dtype = t._data.dtype
+        node.out_info = _intern_out_info(t._data.shape, t._data.dtype)
         if t._data.dtype.kind == "f":
             t._meta = _new_meta(node, 0)
         if op.save_output:
@@ -2356,8 +2357,8 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 _lock_array(t._data, <VersionCounter>node.output_counter)
                 node.locked = True
     else:
-        node.out_shape = tuple([(<Tensor>o)._data.shape for o in outputs])
-        node.out_dtype = tuple([(<Tensor>o)._data.dtype for o in outputs])
+        node.out_info = tuple([_intern_out_info((<Tensor>o)._data.shape, (<Tensor>o)._data.dtype)
+                               for o in outputs])
         for i in range(node.num_outputs):
             t = <Tensor>outputs[i]
             if t._data.dtype.kind == "f":
@@ -3346,16 +3347,16 @@ cdef object _expected_shape(object fn, Py_ssize_t nr):
     if isinstance(fn, Tensor):
         return (<Tensor>fn)._data.shape
     if (<GradFn>fn).num_outputs == 1:
-        return (<GradFn>fn).out_shape
-    return (<GradFn>fn).out_shape[nr]
+        return (<tuple>(<GradFn>fn).out_info)[0]
+    return (<tuple>(<tuple>(<GradFn>fn).out_info)[nr])[0]
 
 
 cdef object _expected_dtype(object fn, Py_ssize_t nr):
     if isinstance(fn, Tensor):
         return (<Tensor>fn)._data.dtype
     if (<GradFn>fn).num_outputs == 1:
-        return (<GradFn>fn).out_dtype
-    return (<GradFn>fn).out_dtype[nr]
+        return (<tuple>(<GradFn>fn).out_info)[1]
+    return (<tuple>(<tuple>(<GradFn>fn).out_info)[nr])[1]
 
 
 cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
@@ -3866,8 +3867,9 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
     if multi:
         slots = list(grads)
         for nr in range(node.num_outputs):
-            if slots[nr] is None and node.out_dtype[nr].kind == "f":
-                slots[nr] = wrap_array(_np_zeros(node.out_shape[nr], node.out_dtype[nr]))
+            shape, dtype = node.out_info[nr]
+            if slots[nr] is None and dtype.kind == "f":
+                slots[nr] = wrap_array(_np_zeros(shape, dtype))
     else:
         slots = [grads]
     if extras is not None and extras.pre_hooks is not None:
