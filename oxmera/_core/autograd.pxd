@@ -73,7 +73,10 @@ cdef class GradFn:
     # its inputs. It references its inputs (never its outputs), so the tape is
     # acyclic and dropping the output frees it by reference counting alone.
     cdef readonly OpDef op         # the op definition: name, vjp, flags
-    cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
+    # Per input: None, a leaf Tensor (sink) or a GradFn. A tuple of them, except
+    # for one input: the edge itself (no tuple per node), or the shared (None,)
+    # when it is None. Read it with _n_edges/_edge. None until built.
+    cdef object next_fns
     cdef tuple args                # the call's positional args; unsaved tensors replaced by None
     cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0

@@ -47,12 +47,23 @@ cdef extern from *:
     static int oxm_visit(PyObject *o, visitproc visit, void *arg) { Py_VISIT(o); return 0; }
     static int oxm_visit_owned_tuple(PyObject *t, visitproc visit, void *arg) {
         Py_ssize_t i;
-        if (t == Py_None || PyObject_GC_IsTracked(t)) return 0;
+        if (!PyTuple_CheckExact(t) || PyObject_GC_IsTracked(t)) return 0;
         for (i = 0; i < PyTuple_GET_SIZE(t); i++) Py_VISIT(PyTuple_GET_ITEM(t, i));
         return 0;
     }
+    /* The trashcan for a replaced tp_dealloc (self): CPython's applies only
+       while tp_dealloc is the function that opened it, so the generated one
+       (base) no longer does. Without it, freeing a chain of nodes that hold
+       one another directly recurses once per node. */
+    static void oxm_trashcan_dealloc(PyObject *o, destructor self, destructor base) {
+        PyObject_GC_UnTrack(o);
+        Py_TRASHCAN_BEGIN(o, self)
+        base(o);
+        Py_TRASHCAN_END
+    }
     """
     int oxm_visit_owned_tuple(PyObject* t, visitproc visit, void* arg) noexcept
+    void oxm_trashcan_dealloc(PyObject* o, destructor self, destructor base) noexcept
     int oxm_visit(PyObject* o, visitproc visit, void* arg) noexcept
     int PyObject_GC_IsTracked(PyObject* op) noexcept
     void PyObject_GC_UnTrack(void* op) noexcept
@@ -1498,7 +1509,8 @@ cdef class GradFn:
         out = []
         if self.next_fns is None:
             return ()
-        for i, fn in enumerate(self.next_fns):
+        for i in range(_n_edges(self.next_fns)):
+            fn = _edge(self.next_fns, i)
             if isinstance(fn, Tensor):
                 out.append((AccumulateGrad(fn), 0))
             else:
@@ -1516,10 +1528,10 @@ cdef class GradFn:
         # which keeps every node of a deep graph smaller), filled in place.
         if self.next_fns is None:
             return ()
-        n = len(self.next_fns)
+        n = _n_edges(self.next_fns)
         flags = PyTuple_New(n)
         for i in range(n):
-            flag = self.next_fns[i] is not None
+            flag = _edge(self.next_fns, i) is not None
             Py_INCREF(flag)
             PyTuple_SET_ITEM(flags, i, flag)
         return flags
@@ -1690,7 +1702,7 @@ cdef class GradFn:
         if self.released:
             raise RuntimeError(_FREED)
         if self.args is not None:
-            for i in range(len(self.next_fns)):
+            for i in range(_n_edges(self.next_fns)):
                 arg = self._input_slot(i)
                 if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
                     now = (<Tensor>arg)._version_counter.value
@@ -1759,10 +1771,10 @@ cdef object _input_edge(GradFn node, Py_ssize_t i):
     # ``i`` comes from a VJP author's code, and release builds index tuples
     # without bounds checks (boundscheck/wraparound off): check it here, or a
     # wrong index reads past the tuple and crashes the interpreter.
-    if node.next_fns is None or i < 0 or i >= len(node.next_fns):
+    if node.next_fns is None or i < 0 or i >= _n_edges(node.next_fns):
         raise IndexError(f"{node.name}: input index {i} is out of range for an op with "
-                         f"{0 if node.next_fns is None else len(node.next_fns)} inputs")
-    fn = node.next_fns[i]
+                         f"{0 if node.next_fns is None else _n_edges(node.next_fns)} inputs")
+    fn = _edge(node.next_fns, i)
     if fn is None:
         raise RuntimeError(f"{node.name}: input {i} needs no gradient")
     return fn
@@ -2038,13 +2050,26 @@ def record_function(OpDef op not None, tuple inputs not None, tuple outputs not 
     _record(op, inputs, len(inputs), (None,) * len(inputs) + extra, None, outputs, False)
 
 
-cdef inline bint _keeps(object mask_entry, tuple next_fns):
+# A node's edges (GradFn.next_fns): a tuple, or for one input the edge
+# itself, which saves a 48-byte tuple on every unary node (most of a deep graph).
+cdef tuple _NO_EDGE = (None,)
+
+
+cdef inline Py_ssize_t _n_edges(object fns):
+    return len(<tuple>fns) if type(fns) is tuple else 1
+
+
+cdef inline object _edge(object fns, Py_ssize_t i):
+    return (<tuple>fns)[i] if type(fns) is tuple else fns
+
+
+cdef inline bint _keeps(object mask_entry, object next_fns):
     # A save-mask entry: True/False, or the inputs whose gradient needs this
     # input (mul keeps x only if y needs a gradient): kept if any of them does.
     if type(mask_entry) is not tuple:
         return mask_entry
     for j in mask_entry:
-        if next_fns[<Py_ssize_t>j] is not None:
+        if _edge(next_fns, <Py_ssize_t>j) is not None:
             return True
     return False
 
@@ -2282,8 +2307,10 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
     cdef Py_ssize_t i
     cdef Tensor t
     cdef AutogradMeta meta
-    # Filled in place (this replaces ``tuple(list_of_edges)``).
-    cdef tuple next_fns = PyTuple_New(n)
+    # Filled in place (this replaces ``tuple(list_of_edges)``); one edge is
+    # kept without a tuple.
+    cdef tuple next_fns = PyTuple_New(n) if n != 1 else None
+    cdef object edges
     cdef list nrs = None
     cdef list versions = None
     node.op = op
@@ -2308,10 +2335,17 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 if versions is None:
                     versions = [0] * n
                 versions[i] = t._version_counter.value
-        Py_INCREF(edge)
-        PyTuple_SET_ITEM(next_fns, i, edge)
-    node.next_fns = next_fns
-    _own_untracked(next_fns)
+        if n == 1:
+            edges = _NO_EDGE if edge is None else edge
+        else:
+            Py_INCREF(edge)
+            PyTuple_SET_ITEM(next_fns, i, edge)
+    if n != 1:
+        edges = next_fns
+        next_fns = None
+    node.next_fns = edges
+    if n != 1:
+        _own_untracked(<tuple>edges)
     if nrs is not None:
         _extras_of(node).next_nrs = tuple(nrs)
     if versions is not None:
@@ -2329,7 +2363,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         # holder for the collector to see its items through the node.
         node.args = _tuple_copy(args) if values is args else tuple(values) + args[n:]
     else:
-        kept = [values[i] if _keeps(save_mask[i], next_fns) else None for i in range(n)]
+        kept = [values[i] if _keeps(save_mask[i], edges) else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
     owned = node.args
     _own_untracked(<tuple>owned)
@@ -2734,18 +2768,20 @@ cdef _dealloc_fn _node_base_dealloc = <_dealloc_fn>(<PyTypeObject*>GradFn).tp_de
 
 
 cdef void _tensor_dealloc(PyObject* o) noexcept:
-    # Before the generated dealloc and its trashcan, which may defer the rest.
+    # Before the trashcan, which may defer the rest (and call this again).
     if (<Tensor>o)._sealed:
         _forget_sealed(o, (<Tensor>o)._sealed)
         if o.ob_type != <PyTypeObject*>Tensor:
             _forget_sealed_dict(o)
-    _tensor_base_dealloc(o)
+        (<Tensor>o)._sealed = 0
+    oxm_trashcan_dealloc(o, <destructor>_tensor_dealloc, <destructor>_tensor_base_dealloc)
 
 
 cdef void _node_dealloc(PyObject* o) noexcept:
     if (<GradFn>o)._sealed:
         _forget_sealed(o, (<GradFn>o)._sealed)
-    _node_base_dealloc(o)
+        (<GradFn>o)._sealed = 0
+    oxm_trashcan_dealloc(o, <destructor>_node_dealloc, <destructor>_node_base_dealloc)
 
 
 (<PyTypeObject*>Tensor).tp_dealloc = <destructor>_tensor_dealloc
@@ -2830,7 +2866,8 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
     cdef Py_ssize_t i
     cdef Tensor t
     if node.kwargs is not None or node.extras is not None or node.args is None \
-            or PyObject_GC_IsTracked(<PyObject*>node.next_fns) \
+            or (type(node.next_fns) is tuple and node.next_fns is not _NO_EDGE
+                and PyObject_GC_IsTracked(<PyObject*>node.next_fns)) \
             or PyObject_GC_IsTracked(<PyObject*>node.args):
         return
     # An OpDef is an atom only while something outside every graph keeps it:
@@ -2845,8 +2882,8 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
         for item in <tuple>saved:
             if type(item) is not ndarray:
                 return
-    for i in range(len(node.next_fns)):
-        fn = node.next_fns[i]
+    for i in range(_n_edges(node.next_fns)):
+        fn = _edge(node.next_fns, i)
         if fn is None:
             continue
         if type(fn) is GradFn:
@@ -3111,7 +3148,7 @@ cdef bint _lock_inputs(GradFn node) except -1:
     cdef bint any_locked = False
     if node.args is None:
         return False
-    for i in range(len(node.next_fns)):
+    for i in range(_n_edges(node.next_fns)):
         v = node._input_slot(i)
         if type(v) is Tensor or isinstance(v, Tensor):
             _lock_tensor(<Tensor>v)
@@ -3131,7 +3168,7 @@ cdef int _unlock_saved(GradFn node) except -1:
         args = node.args
         if node.op.n_inputs < 0:
             args = args[0] if len(args) and type(args[0]) is tuple else ()
-    n = min(len(node.next_fns) if node.next_fns is not None else 0, len(args))
+    n = min(_n_edges(node.next_fns) if node.next_fns is not None else 0, len(args))
     for i in range(n):
         item = args[i]
         if isinstance(item, Tensor):
@@ -3465,7 +3502,7 @@ cdef tuple _vjp_args(GradFn node):
     # The saved arguments with each Python number in a tensor slot as a 0-d
     # Tensor: a VJP only ever sees Tensors (or None) for its tensor inputs.
     # (Built in place, as apply_op builds a forward's arguments.)
-    cdef Py_ssize_t i, n = len(node.next_fns), total = len(node.args)
+    cdef Py_ssize_t i, n = _n_edges(node.next_fns), total = len(node.args)
     cdef tuple args = PyTuple_New(total)
     for i in range(total):
         v = node.args[i]
@@ -3486,7 +3523,7 @@ cdef object _call_vjp(GradFn node, object grads):
         result = vjp(node, grads, *args, **node.kwargs)
     else:
         result = vjp(node, grads, *args)
-    cdef Py_ssize_t n = len(node.next_fns)
+    cdef Py_ssize_t n = _n_edges(node.next_fns)
     if type(result) is not tuple and type(result) is not list:
         if n != 1 or op.n_inputs < 0:
             raise RuntimeError(f"{op.backward_name} returned one gradient for {n} inputs")
@@ -3733,11 +3770,11 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
         task = <_Task>stack[len(stack) - 1]
         node = <GradFn>task.fn
         fns = node.next_fns
-        n = len(fns)
+        n = _n_edges(fns)
         if task.pos < n:
             i = task.pos
             task.pos = i + 1
-            nxt = fns[i]
+            nxt = _edge(fns, i)
             if nxt is None:
                 continue
             found = _find(nxt, tasks, run)
@@ -3756,7 +3793,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
         stack.pop()
         if targeted:
             task.state = 1 if _key(node) in node_targets else 0
-            for nxt in fns:
+            for i in range(_n_edges(fns)):
+                nxt = _edge(fns, i)
                 if nxt is not None and (<_Task>_find(nxt, tasks, run)).state:
                     task.state |= 2
                     break
@@ -3811,8 +3849,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 if (OXMERA_ANOMALY_COMPILED and _anomaly_enabled and _anomaly_check_nan
                         and grads_in is not None):
                     _check_anomaly(node, grads_in)
-                for i in range(len(fns)):
-                    nxt = fns[i]
+                for i in range(_n_edges(fns)):
+                    nxt = _edge(fns, i)
                     if nxt is None:
                         continue
                     child = <_Task>_find(nxt, tasks, run)
@@ -3822,7 +3860,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                         gi = grads_in[i]
                         if gi is not None:
                             nr = 0 if _input_nrs(node) is None else _input_nrs(node)[i]
-                            g = _fit_grad(_as_grad_tensor(gi, node, i), fns[i], nr, node, i)
+                            g = _fit_grad(_as_grad_tensor(gi, node, i), nxt, nr, node, i)
                             _task_add(child, nr, g, create_graph)
                     child.deps -= 1
                     if child.deps == 0:
