@@ -11,12 +11,14 @@ cdef class VersionCounter:
 cdef class AutogradMeta:
     # Present only on tensors that take part in autograd; a tensor that needs
     # no gradient carries None instead, so the no-grad path is one pointer test.
-    cdef bint requires_grad        # True for every non-leaf; settable on leaves
+    # One on every non-leaf tensor: the three numbers share 8 bytes, so it
+    # fits in 64 (read the flags as truth values, not Python bools).
     cdef object grad               # accumulated gradient (a Tensor) or None
     cdef GradFn grad_fn            # the node that produced this tensor; None on leaves
-    cdef Py_ssize_t output_nr      # which output of grad_fn this tensor is
     cdef list hooks                # leaf gradient hooks as [key, fn] pairs, or None
-    cdef bint retains_grad         # non-leaf asked for .grad with retain_grad()
+    cdef int output_nr             # which output of grad_fn this tensor is
+    cdef unsigned char requires_grad    # 1 for every non-leaf; settable on leaves
+    cdef unsigned char retains_grad     # non-leaf asked for .grad with retain_grad()
 
 
 cdef class Tensor:
@@ -108,13 +110,14 @@ cdef class _MemoryLock:
     # The end of the arrays' base chain (an ndarray or a buffer exporter), kept
     # alive so the address stays unique.
     cdef object owner
-    cdef Py_ssize_t count          # locks held: saving tensors, saved outputs, write brackets
     # Per saving tensor or saved output: the Tensor or VersionCounter whose version
     # a write bumps. Borrowed: each stays alive, held by its node, while listed.
     cdef PyObject** lockers
-    cdef Py_ssize_t n_lockers      # entries used in lockers
-    cdef Py_ssize_t cap_lockers    # entries allocated
-    cdef PyObject* few_lockers[2]  # lockers' storage while there are no more (no allocation)
+    # (ints and one inline locker: 80 bytes in all, a deep graph holds one a node)
+    cdef int count                 # locks held: saving tensors, saved outputs, write brackets
+    cdef int n_lockers             # entries used in lockers
+    cdef int cap_lockers           # entries allocated
+    cdef PyObject* few_lockers[1]  # lockers' storage while there is one (no allocation)
     # The arrays whose WRITEABLE flag oxmera cleared, set again when count falls
     # to 0: the first (commonly the only one), then a list of the others.
     cdef object first_cleared

@@ -980,7 +980,7 @@ cdef class Tensor:
     @property
     def requires_grad(self):
         """Whether gradients are computed for this tensor (settable on leaves)."""
-        return self._meta is not None and self._meta.requires_grad
+        return self._meta is not None and self._meta.requires_grad != 0
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -1071,7 +1071,7 @@ cdef class Tensor:
     @property
     def retains_grad(self):
         """True if ``retain_grad()`` was called on this non-leaf tensor."""
-        return self._meta is not None and self._meta.retains_grad
+        return self._meta is not None and self._meta.retains_grad != 0
 
     def retain_grad(self):
         """Make ``backward()`` fill ``.grad`` of this non-leaf tensor too."""
@@ -3062,13 +3062,13 @@ cdef int _add_locker(_MemoryLock entry, PyObject* saver) except -1:
     cdef PyObject** grown
     if entry.cap_lockers == 0:
         entry.lockers = entry.few_lockers
-        entry.cap_lockers = 2
+        entry.cap_lockers = 1
     elif entry.n_lockers == entry.cap_lockers:
         cap = 2 * entry.cap_lockers
         if entry.lockers == entry.few_lockers:
             grown = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
             if grown != NULL:
-                memcpy(grown, entry.few_lockers, 2 * sizeof(PyObject*))
+                memcpy(grown, entry.few_lockers, sizeof(PyObject*))
         else:
             grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
         if grown == NULL:
