@@ -79,7 +79,10 @@ cdef class GradFn:
     # for one input: the edge itself (no tuple per node), or the shared (None,)
     # when it is None. Read it with _n_edges/_edge. None until built.
     cdef object next_fns
-    cdef tuple args                # the call's positional args; unsaved tensors replaced by None
+    # The call's positional args, unsaved tensors replaced by None: a tuple,
+    # or the one argument itself when there is one and it is neither None nor
+    # a tuple (no 1-tuple per unary node). Read it with _args_of. None once released.
+    cdef object args
     cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None

@@ -1725,6 +1725,8 @@ cdef class GradFn:
     cdef object _input_slot(self, Py_ssize_t i):
         if self.op.n_inputs < 0:
             return self.args[0][i]
+        if type(self.args) is not tuple:
+            return self.args            # the only argument (i is 0)
         return self.args[i]
 
 
@@ -1746,7 +1748,7 @@ cdef bint _saved_no_tensor(GradFn node) except -1:
     if node.extras is not None and node.extras.locked is not None:
         return False
     if node.args is not None:
-        for value in node.args:
+        for value in _args_of(node.args):
             if _holds_tensor(value):
                 return False
     if node.kwargs is not None:
@@ -2063,6 +2065,11 @@ cdef inline object _edge(object fns, Py_ssize_t i):
     return (<tuple>fns)[i] if type(fns) is tuple else fns
 
 
+cdef inline tuple _args_of(object args):
+    # GradFn.args as a tuple (a new 1-tuple when the node keeps its one argument bare).
+    return <tuple>args if type(args) is tuple else (args,)
+
+
 cdef inline bint _keeps(object mask_entry, object next_fns):
     # A save-mask entry: True/False, or the inputs whose gradient needs this
     # input (mul keeps x only if y needs a gradient): kept if any of them does.
@@ -2366,13 +2373,25 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         kept = [values[i] if _keeps(save_mask[i], edges) else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
     owned = node.args
-    _own_untracked(<tuple>owned)
     if not sequence:
         for i in range(n):
-            v = node.args[i]
+            v = (<tuple>owned)[i]
             if v is not None and not isinstance(v, Tensor):
                 node.scalar_inputs = True       # the VJP gets it as a 0-d Tensor (_vjp_args)
                 break
+    if len(<tuple>owned) == 1:
+        # One argument: kept bare (a deep graph's unary nodes hold no 1-tuple),
+        # unless it is None (the shared (None,)) or a tuple (which would read as all).
+        v = (<tuple>owned)[0]
+        if v is None:
+            node.args = _NO_EDGE
+        elif type(v) is not tuple:
+            node.args = v
+        else:
+            _own_untracked(<tuple>owned)
+    else:
+        _own_untracked(<tuple>owned)
+    owned = None
     node.kwargs = kwargs if kwargs else None
     node.num_outputs = len(outputs)
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
@@ -2868,7 +2887,8 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
     if node.kwargs is not None or node.extras is not None or node.args is None \
             or (type(node.next_fns) is tuple and node.next_fns is not _NO_EDGE
                 and PyObject_GC_IsTracked(<PyObject*>node.next_fns)) \
-            or PyObject_GC_IsTracked(<PyObject*>node.args):
+            or (type(node.args) is tuple and node.args is not _NO_EDGE
+                and PyObject_GC_IsTracked(<PyObject*>node.args)):
         return
     # An OpDef is an atom only while something outside every graph keeps it:
     # oxmera's own ops, defined once in its modules and registered for good.
@@ -2891,9 +2911,13 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
                 return
         elif not (_sealable_type(fn) and _sealable_leaf(<Tensor>fn)):
             return
-    for i in range(len(node.args)):
-        if not _sealable_value(node.args[i]):
+    if type(node.args) is not tuple:
+        if not _sealable_value(node.args):
             return
+    else:
+        for i in range(len(<tuple>node.args)):
+            if not _sealable_value((<tuple>node.args)[i]):
+                return
     if not _seal(node):
         return
     for o in outputs:
@@ -3162,10 +3186,10 @@ cdef int _unlock_saved(GradFn node) except -1:
     # there to unlock, even when the node was in a reference cycle.
     cdef Py_ssize_t i, n
     node.locked = False
-    if node.op is None or node.next_fns is None or type(node.args) is not tuple:
+    if node.op is None or node.next_fns is None or node.args is None:
         args = ()
     else:
-        args = node.args
+        args = _args_of(node.args)
         if node.op.n_inputs < 0:
             args = args[0] if len(args) and type(args[0]) is tuple else ()
     n = min(_n_edges(node.next_fns) if node.next_fns is not None else 0, len(args))
@@ -3502,10 +3526,11 @@ cdef tuple _vjp_args(GradFn node):
     # The saved arguments with each Python number in a tensor slot as a 0-d
     # Tensor: a VJP only ever sees Tensors (or None) for its tensor inputs.
     # (Built in place, as apply_op builds a forward's arguments.)
-    cdef Py_ssize_t i, n = _n_edges(node.next_fns), total = len(node.args)
+    cdef tuple saved = _args_of(node.args)
+    cdef Py_ssize_t i, n = _n_edges(node.next_fns), total = len(saved)
     cdef tuple args = PyTuple_New(total)
     for i in range(total):
-        v = node.args[i]
+        v = saved[i]
         if i < n and v is not None and not isinstance(v, Tensor):
             v = _scalar_tensor(v)
         Py_INCREF(v)
@@ -3520,7 +3545,9 @@ cdef object _call_vjp(GradFn node, object grads):
         raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")
     args = _vjp_args(node) if node.scalar_inputs else node.args
     if node.kwargs is not None:
-        result = vjp(node, grads, *args, **node.kwargs)
+        result = vjp(node, grads, *_args_of(args), **node.kwargs)
+    elif type(args) is not tuple:
+        result = vjp(node, grads, args)
     else:
         result = vjp(node, grads, *args)
     cdef Py_ssize_t n = _n_edges(node.next_fns)
