@@ -11,12 +11,14 @@ cdef class VersionCounter:
 cdef class AutogradMeta:
     # Present only on tensors that take part in autograd; a tensor that needs
     # no gradient carries None instead, so the no-grad path is one pointer test.
-    cdef bint requires_grad        # True for every non-leaf; settable on leaves
+    # One on every non-leaf tensor: the three numbers share 8 bytes, so it
+    # fits in 64 (read the flags as truth values, not Python bools).
     cdef object grad               # accumulated gradient (a Tensor) or None
     cdef GradFn grad_fn            # the node that produced this tensor; None on leaves
-    cdef Py_ssize_t output_nr      # which output of grad_fn this tensor is
     cdef list hooks                # leaf gradient hooks as [key, fn] pairs, or None
-    cdef bint retains_grad         # non-leaf asked for .grad with retain_grad()
+    cdef int output_nr             # which output of grad_fn this tensor is
+    cdef unsigned char requires_grad    # 1 for every non-leaf; settable on leaves
+    cdef unsigned char retains_grad     # non-leaf asked for .grad with retain_grad()
 
 
 cdef class Tensor:
@@ -77,16 +79,23 @@ cdef class GradFn:
     # its inputs. It references its inputs (never its outputs), so the tape is
     # acyclic and dropping the output frees it by reference counting alone.
     cdef readonly OpDef op         # the op definition: name, vjp, flags
-    cdef tuple next_fns            # per input: None, a leaf Tensor (sink) or a GradFn
-    cdef tuple args                # the call's positional args; unsaved tensors replaced by None
+    # Per input: None, a leaf Tensor (sink) or a GradFn. A tuple of them, except
+    # for one input: the edge itself (no tuple per node), or the shared (None,)
+    # when it is None. Read it with _n_edges/_edge. None until built.
+    cdef object next_fns
+    # The call's positional args, unsaved tensors replaced by None: a tuple,
+    # or the one argument itself when there is one and it is neither None nor
+    # a tuple (no 1-tuple per unary node). Read it with _args_of. None once released.
+    cdef object args
     cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
     cdef Py_ssize_t output_version      # its value when saved
     cdef int num_outputs           # number of outputs of the op
-    cdef object out_shape          # output shape (tuple of shapes when num_outputs > 1)
-    cdef object out_dtype          # output dtype (tuple of dtypes when num_outputs > 1)
+    # The output's (shape, dtype), one pair interned and shared by the nodes
+    # alike (a tuple of pairs when num_outputs > 1): one field, not two.
+    cdef object out_info
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
     cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
@@ -104,17 +113,18 @@ cdef class GradFn:
 cdef class _MemoryLock:
     # One block of memory that live graphs saved for backward (internal), in the
     # registry under the address of the object owning the memory, while count > 0.
-    cdef object key                # the registry key: the int address of owner
+    cdef size_t key                # the registry key: the address of owner
     # The end of the arrays' base chain (an ndarray or a buffer exporter), kept
     # alive so the address stays unique.
     cdef object owner
-    cdef Py_ssize_t count          # locks held: saving tensors, saved outputs, write brackets
     # Per saving tensor or saved output: the Tensor or VersionCounter whose version
     # a write bumps. Borrowed: each stays alive, held by its node, while listed.
     cdef PyObject** lockers
-    cdef Py_ssize_t n_lockers      # entries used in lockers
-    cdef Py_ssize_t cap_lockers    # entries allocated
-    cdef PyObject* few_lockers[2]  # lockers' storage while there are no more (no allocation)
+    # (ints and one inline locker: 80 bytes in all, a deep graph holds one a node)
+    cdef int count                 # locks held: saving tensors, saved outputs, write brackets
+    cdef int n_lockers             # entries used in lockers
+    cdef int cap_lockers           # entries allocated
+    cdef PyObject* few_lockers[1]  # lockers' storage while there is one (no allocation)
     # The arrays whose WRITEABLE flag oxmera cleared, set again when count falls
     # to 0: the first (commonly the only one), then a list of the others.
     cdef object first_cleared

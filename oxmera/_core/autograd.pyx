@@ -20,12 +20,13 @@ What does not
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject, destructor, traverseproc, visitproc
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.string cimport memcpy
-from cpython.ref cimport Py_INCREF, Py_REFCNT
+from libc.string cimport memcpy, memset
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import collections
 import collections.abc
+import gc
 import itertools
 import operator
 import sys
@@ -46,12 +47,23 @@ cdef extern from *:
     static int oxm_visit(PyObject *o, visitproc visit, void *arg) { Py_VISIT(o); return 0; }
     static int oxm_visit_owned_tuple(PyObject *t, visitproc visit, void *arg) {
         Py_ssize_t i;
-        if (t == Py_None || PyObject_GC_IsTracked(t)) return 0;
+        if (!PyTuple_CheckExact(t) || PyObject_GC_IsTracked(t)) return 0;
         for (i = 0; i < PyTuple_GET_SIZE(t); i++) Py_VISIT(PyTuple_GET_ITEM(t, i));
         return 0;
     }
+    /* The trashcan for a replaced tp_dealloc (self): CPython's applies only
+       while tp_dealloc is the function that opened it, so the generated one
+       (base) no longer does. Without it, freeing a chain of nodes that hold
+       one another directly recurses once per node. */
+    static void oxm_trashcan_dealloc(PyObject *o, destructor self, destructor base) {
+        PyObject_GC_UnTrack(o);
+        Py_TRASHCAN_BEGIN(o, self)
+        base(o);
+        Py_TRASHCAN_END
+    }
     """
     int oxm_visit_owned_tuple(PyObject* t, visitproc visit, void* arg) noexcept
+    void oxm_trashcan_dealloc(PyObject* o, destructor self, destructor base) noexcept
     int oxm_visit(PyObject* o, visitproc visit, void* arg) noexcept
     int PyObject_GC_IsTracked(PyObject* op) noexcept
     void PyObject_GC_UnTrack(void* op) noexcept
@@ -1013,7 +1025,7 @@ cdef class Tensor:
     @property
     def requires_grad(self):
         """Whether gradients are computed for this tensor (settable on leaves)."""
-        return self._meta is not None and self._meta.requires_grad
+        return self._meta is not None and self._meta.requires_grad != 0
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -1104,7 +1116,7 @@ cdef class Tensor:
     @property
     def retains_grad(self):
         """True if ``retain_grad()`` was called on this non-leaf tensor."""
-        return self._meta is not None and self._meta.retains_grad
+        return self._meta is not None and self._meta.retains_grad != 0
 
     def retain_grad(self):
         """Make ``backward()`` fill ``.grad`` of this non-leaf tensor too."""
@@ -1542,7 +1554,8 @@ cdef class GradFn:
         out = []
         if self.next_fns is None:
             return ()
-        for i, fn in enumerate(self.next_fns):
+        for i in range(_n_edges(self.next_fns)):
+            fn = _edge(self.next_fns, i)
             if isinstance(fn, Tensor):
                 out.append((AccumulateGrad(fn), 0))
             else:
@@ -1560,10 +1573,10 @@ cdef class GradFn:
         # which keeps every node of a deep graph smaller), filled in place.
         if self.next_fns is None:
             return ()
-        n = len(self.next_fns)
+        n = _n_edges(self.next_fns)
         flags = PyTuple_New(n)
         for i in range(n):
-            flag = self.next_fns[i] is not None
+            flag = _edge(self.next_fns, i) is not None
             Py_INCREF(flag)
             PyTuple_SET_ITEM(flags, i, flag)
         return flags
@@ -1689,7 +1702,7 @@ cdef class GradFn:
         without ``unpack``, packed values read None (see ``_packed_slots``)."""
         if self.released:
             raise RuntimeError(_FREED)
-        args = self.args
+        args = None if self.args is None else _args_of(self.args)
         if unpack and self.extras is not None and self.extras.packed is not None:
             args = _unpacked_args(self, False)
         return args, self.kwargs
@@ -1815,7 +1828,7 @@ cdef class GradFn:
         if self.released:
             raise RuntimeError(_FREED)
         if self.args is not None:
-            for i in range(len(self.next_fns)):
+            for i in range(_n_edges(self.next_fns)):
                 arg = self._input_slot(i)
                 if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
                     now = (<Tensor>arg)._version_counter.value
@@ -1838,6 +1851,8 @@ cdef class GradFn:
     cdef object _input_slot(self, Py_ssize_t i):
         if self.op.n_inputs < 0:
             return self.args[0][i]
+        if type(self.args) is not tuple:
+            return self.args            # the only argument (i is 0)
         return self.args[i]
 
 
@@ -1860,7 +1875,7 @@ cdef bint _saved_no_tensor(GradFn node) except -1:
                                     or node.extras.packed is not None):
         return False
     if node.args is not None:
-        for value in node.args:
+        for value in _args_of(node.args):
             if _holds_tensor(value):
                 return False
     if node.kwargs is not None:
@@ -1885,10 +1900,10 @@ cdef object _input_edge(GradFn node, Py_ssize_t i):
     # ``i`` comes from a VJP author's code, and release builds index tuples
     # without bounds checks (boundscheck/wraparound off): check it here, or a
     # wrong index reads past the tuple and crashes the interpreter.
-    if node.next_fns is None or i < 0 or i >= len(node.next_fns):
+    if node.next_fns is None or i < 0 or i >= _n_edges(node.next_fns):
         raise IndexError(f"{node.name}: input index {i} is out of range for an op with "
-                         f"{0 if node.next_fns is None else len(node.next_fns)} inputs")
-    fn = node.next_fns[i]
+                         f"{0 if node.next_fns is None else _n_edges(node.next_fns)} inputs")
+    fn = _edge(node.next_fns, i)
     if fn is None:
         raise RuntimeError(f"{node.name}: input {i} needs no gradient")
     return fn
@@ -2014,7 +2029,7 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
     # PyTorch, no version check is made either). The packed values may be any
     # user objects: they hang from this node's extras, and a node with extras
     # is never sealed (_try_seal), so the collector sees any cycle through them.
-    cdef Py_ssize_t i, k, n = len(node.next_fns)
+    cdef Py_ssize_t i, k, n = _n_edges(node.next_fns)
     cdef list slots, entries
     cdef bint sequence = node.op.n_inputs < 0
     cdef Tensor t
@@ -2022,7 +2037,8 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
         # A custom Function's node (record_function): what its VJP reads is
         # what ctx.save_for_backward kept, which function.py packs itself.
         return 0
-    slots = list(node.args[0]) if sequence else list(node.args[:n])
+    cdef tuple args = _args_of(node.args)
+    slots = list(args[0]) if sequence else list(args[:n])
     entries = []
     for i in range(n):
         if (only == _ALL_SLOTS or only == i) and isinstance(slots[i], Tensor):
@@ -2053,7 +2069,7 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
         else:
             node.saved_output = tuple([None if any(e[0] == -1 - k for e in entries)
                                        else saved[k] for k in range(node.num_outputs)])
-    node.args = (tuple(slots),) + node.args[1:] if sequence else tuple(slots) + node.args[n:]
+    node.args = (tuple(slots),) + args[1:] if sequence else tuple(slots) + args[n:]
     extras = _extras_of(node)
     if extras.packed is None:
         extras.packed = entries
@@ -2090,7 +2106,7 @@ cdef object _restored_input(GradFn node, Py_ssize_t i, Tensor value):
     # input's edge (PyTorch restores the grad_fn of what unpack returns too).
     # A leaf's edge is the leaf itself, which the node holds anyway: it is used.
     cdef Tensor t
-    edge = node.next_fns[i]
+    edge = _edge(node.next_fns, i)
     if edge is None or not grad_enabled() or (value._meta is not None
                                               and value._meta.requires_grad):
         return value
@@ -2105,9 +2121,10 @@ cdef object _restored_input(GradFn node, Py_ssize_t i, Tensor value):
 cdef tuple _unpacked_args(GradFn node, bint for_vjp):
     # The node's saved args with packed inputs unpacked (and, for the VJP, as
     # it reads them: numbers as 0-d Tensors, inputs attached to their history).
-    cdef Py_ssize_t i, n = len(node.next_fns)
+    cdef Py_ssize_t i, n = _n_edges(node.next_fns)
     cdef bint sequence = node.op.n_inputs < 0
-    slots = list(node.args[0]) if sequence else list(node.args[:n])
+    cdef tuple args = _args_of(node.args)
+    slots = list(args[0]) if sequence else list(args[:n])
     for entry in node.extras.packed:
         i = entry[0]
         if i >= 0:
@@ -2119,8 +2136,8 @@ cdef tuple _unpacked_args(GradFn node, bint for_vjp):
             if v is not None and not isinstance(v, Tensor):
                 slots[i] = _scalar_tensor(v)
     if sequence:
-        return (tuple(slots),) + node.args[1:]
-    return tuple(slots) + node.args[n:]
+        return (tuple(slots),) + args[1:]
+    return tuple(slots) + args[n:]
 
 
 cdef object _unpacked_output(GradFn node):
@@ -2409,35 +2426,56 @@ def record_function(OpDef op not None, tuple inputs not None, tuple outputs not 
     _record(op, inputs, len(inputs), (None,) * len(inputs) + extra, None, outputs, False)
 
 
-cdef inline bint _keeps(object mask_entry, tuple next_fns):
+# A node's edges (GradFn.next_fns): a tuple, or for one input the edge
+# itself, which saves a 48-byte tuple on every unary node (most of a deep graph).
+cdef tuple _NO_EDGE = (None,)
+
+
+cdef inline Py_ssize_t _n_edges(object fns):
+    return len(<tuple>fns) if type(fns) is tuple else 1
+
+
+cdef inline object _edge(object fns, Py_ssize_t i):
+    return (<tuple>fns)[i] if type(fns) is tuple else fns
+
+
+cdef inline tuple _args_of(object args):
+    # GradFn.args as a tuple (a new 1-tuple when the node keeps its one argument bare).
+    return <tuple>args if type(args) is tuple else (args,)
+
+
+cdef inline bint _keeps(object mask_entry, object next_fns):
     # A save-mask entry: True/False, or the inputs whose gradient needs this
     # input (mul keeps x only if y needs a gradient): kept if any of them does.
     if type(mask_entry) is not tuple:
         return mask_entry
     for j in mask_entry:
-        if next_fns[<Py_ssize_t>j] is not None:
+        if _edge(next_fns, <Py_ssize_t>j) is not None:
             return True
     return False
 
 
-# Output shapes recorded in nodes, shared: a deep graph of one shape then
-# holds one tuple instead of one per node. Bounded, so odd shapes cannot grow it.
-cdef dict _shapes = {}
+# Output (shape, dtype) pairs recorded in nodes, shared: a deep graph of one
+# shape then holds one pair instead of one per node. Bounded, so odd shapes
+# cannot grow it.
+cdef dict _out_infos = {}
 
 
-cdef object _intern_shape(object shape):
-    found = _shapes.get(shape)
+cdef object _intern_out_info(object shape, object dtype):
+    info = (shape, dtype)
+    found = _out_infos.get(info)
     if found is not None:
         return found
-    if len(_shapes) < 4096:
-        _shapes[shape] = shape
-    return shape
+    if len(_out_infos) < 4096:
+        _out_infos[info] = info
+    return info
 
 
 cdef tuple _view_entry(Tensor source, OpDef op, tuple args, dict kwargs):
     # The base owning the memory, the view ops from it to the new view, and
     # the memory's version when the view's history was made (see _refresh_view).
-    step = (op, args[1:], kwargs)
+    # No kwargs is None, not {}: a view whose steps hold no dict can be sealed.
+    step = (op, args[1:], kwargs if kwargs else None)
     view = _view_info(source)
     version = 0 if source._version_counter is None else source._version_counter.value
     if view is not None:
@@ -2611,7 +2649,8 @@ cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,
         for o in outputs:
             if _is_view_of((<Tensor>o)._data, source):
                 (<Tensor>o)._version_counter = _counter_of(<Tensor>first)
-                _set_links(<Tensor>o, (None, ((op, args[1:], kwargs),)), None)
+                _set_links(<Tensor>o, (None, ((op, args[1:], kwargs if kwargs else None),)),
+                           None)
                 _adopt((<Tensor>o)._data, source)
     return 0
 
@@ -2652,8 +2691,10 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
     cdef Py_ssize_t i
     cdef Tensor t
     cdef AutogradMeta meta
-    # Filled in place (this replaces ``tuple(list_of_edges)``).
-    cdef tuple next_fns = PyTuple_New(n)
+    # Filled in place (this replaces ``tuple(list_of_edges)``); one edge is
+    # kept without a tuple.
+    cdef tuple next_fns = PyTuple_New(n) if n != 1 else None
+    cdef object edges
     cdef list nrs = None
     cdef list versions = None
     node.op = op
@@ -2678,10 +2719,17 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 if versions is None:
                     versions = [0] * n
                 versions[i] = t._version_counter.value
-        Py_INCREF(edge)
-        PyTuple_SET_ITEM(next_fns, i, edge)
-    node.next_fns = next_fns
-    _own_untracked(next_fns)
+        if n == 1:
+            edges = _NO_EDGE if edge is None else edge
+        else:
+            Py_INCREF(edge)
+            PyTuple_SET_ITEM(next_fns, i, edge)
+    if n != 1:
+        edges = next_fns
+        next_fns = None
+    node.next_fns = edges
+    if n != 1:
+        _own_untracked(<tuple>edges)
     if nrs is not None:
         _extras_of(node).next_nrs = tuple(nrs)
     if versions is not None:
@@ -2699,16 +2747,28 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         # holder for the collector to see its items through the node.
         node.args = _tuple_copy(args) if values is args else tuple(values) + args[n:]
     else:
-        kept = [values[i] if _keeps(save_mask[i], next_fns) else None for i in range(n)]
+        kept = [values[i] if _keeps(save_mask[i], edges) else None for i in range(n)]
         node.args = tuple(kept) + args[n:]
     owned = node.args
-    _own_untracked(<tuple>owned)
     if not sequence:
         for i in range(n):
-            v = node.args[i]
+            v = (<tuple>owned)[i]
             if v is not None and not isinstance(v, Tensor):
                 node.scalar_inputs = True       # the VJP gets it as a 0-d Tensor (_vjp_args)
                 break
+    if len(<tuple>owned) == 1:
+        # One argument: kept bare (a deep graph's unary nodes hold no 1-tuple),
+        # unless it is None (the shared (None,)) or a tuple (which would read as all).
+        v = (<tuple>owned)[0]
+        if v is None:
+            node.args = _NO_EDGE
+        elif type(v) is not tuple:
+            node.args = v
+        else:
+            _own_untracked(<tuple>owned)
+    else:
+        _own_untracked(<tuple>owned)
+    owned = None
     node.kwargs = kwargs if kwargs else None
     node.num_outputs = len(outputs)
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
@@ -2716,8 +2776,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         _extras_of(node).creation_trace = "".join(stack[:len(stack) - 1])
     if node.num_outputs == 1:
         t = <Tensor>outputs[0]
-        node.out_shape = _intern_shape(t._data.shape)
-        node.out_dtype = t._data.dtype
+        node.out_info = _intern_out_info(t._data.shape, t._data.dtype)
         if t._data.dtype.kind in "fc":
             t._meta = _new_meta(node, 0)
         if op.save_output:
@@ -2728,8 +2787,8 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 _lock_array(t._data, <VersionCounter>node.output_counter)
                 node.locked = True
     else:
-        node.out_shape = tuple([(<Tensor>o)._data.shape for o in outputs])
-        node.out_dtype = tuple([(<Tensor>o)._data.dtype for o in outputs])
+        node.out_info = tuple([_intern_out_info((<Tensor>o)._data.shape, (<Tensor>o)._data.dtype)
+                               for o in outputs])
         for i in range(node.num_outputs):
             t = <Tensor>outputs[i]
             if t._data.dtype.kind in "fc":
@@ -2765,7 +2824,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 # copy.copy, .data), and a graph that saved one of them needs the memory
 # unchanged whichever tensor writes to it. A block of memory is named by the
 # object at the end of the arrays' base chain (the ndarray owning the data, or
-# the buffer exporter a NumPy array was made over), and _memory_locks maps its
+# the buffer exporter a NumPy array was made over), and the registry maps its
 # address to a _MemoryLock holding the count, the arrays whose flag oxmera
 # cleared (set again, and only those, when the count falls to zero) and the
 # savers whose versions a write must bump.
@@ -2781,7 +2840,104 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
 # (numpy(), __array__, DLPack) while the memory is locked are made read-only
 # then, and views oxmera makes of locked memory are given back their flag with it.
 
-cdef dict _memory_locks = {}      # int address of a memory's owner -> its _MemoryLock
+# The registry: address of a memory's owner -> its _MemoryLock, as an
+# open-addressing table of owned _MemoryLock pointers (the key is the
+# entry's own .key field). A dict of int keys cost ~85 bytes per saved
+# tensor (a PyLong key and a dict entry); this costs 8-32 (one pointer at a
+# load factor of 1/4 to 1/2), and a deep graph saves one tensor per node.
+cdef PyObject** _lock_slots = NULL
+cdef size_t _lock_mask = 0              # capacity - 1 (a power of two), 0 before the first
+cdef Py_ssize_t _memory_locks = 0       # entries in use: the registry's truth value
+
+
+cdef inline size_t _lock_home(size_t key) noexcept:
+    # Fibonacci hashing: addresses are aligned, so their low bits are zeros.
+    return <size_t>((<unsigned long long>key * 11400714819323198485ULL) >> 20) & _lock_mask
+
+
+cdef inline object _lock_get(size_t key):
+    # The _MemoryLock under ``key`` (a new reference), or None.
+    cdef size_t i
+    cdef PyObject* e
+    if _memory_locks == 0:
+        return None
+    i = _lock_home(key)
+    while True:
+        e = _lock_slots[i]
+        if e == NULL:
+            return None
+        if (<_MemoryLock>e).key == key:
+            return <object>e
+        i = (i + 1) & _lock_mask
+
+
+cdef int _lock_grow() except -1:
+    global _lock_slots, _lock_mask
+    cdef size_t cap = 1024 if _lock_mask == 0 else 2 * (_lock_mask + 1)
+    cdef size_t i, j, old_cap = 0 if _lock_mask == 0 else _lock_mask + 1
+    cdef PyObject** old = _lock_slots
+    cdef PyObject** slots = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
+    if slots == NULL:
+        raise MemoryError()
+    memset(slots, 0, cap * sizeof(PyObject*))
+    _lock_slots = slots
+    _lock_mask = cap - 1
+    for i in range(old_cap):
+        if old[i] != NULL:
+            j = _lock_home((<_MemoryLock>old[i]).key)
+            while slots[j] != NULL:
+                j = (j + 1) & _lock_mask
+            slots[j] = old[i]
+    PyMem_Free(old)
+    return 0
+
+
+cdef int _lock_put(_MemoryLock entry) except -1:
+    # Register ``entry`` (its key not present), holding a reference to it.
+    global _memory_locks
+    cdef size_t i
+    if _lock_mask == 0 or <size_t>(2 * (_memory_locks + 1)) > _lock_mask + 1:
+        _lock_grow()
+    i = _lock_home(entry.key)
+    while _lock_slots[i] != NULL:
+        i = (i + 1) & _lock_mask
+    Py_INCREF(entry)
+    _lock_slots[i] = <PyObject*>entry
+    _memory_locks += 1
+    return 0
+
+
+cdef int _lock_remove(_MemoryLock entry) except -1:
+    # Unregister ``entry`` if it is the one registered under its key.
+    global _memory_locks
+    cdef size_t i, j, home
+    cdef PyObject* e
+    if _memory_locks == 0:
+        return 0
+    i = _lock_home(entry.key)
+    while True:
+        e = _lock_slots[i]
+        if e == NULL:
+            return 0
+        if e == <PyObject*>entry:
+            break
+        i = (i + 1) & _lock_mask
+    # Backward-shift deletion: move later members of the probe run into the
+    # hole when their home does not lie (cyclically) in (hole, their slot].
+    j = i
+    while True:
+        j = (j + 1) & _lock_mask
+        e = _lock_slots[j]
+        if e == NULL:
+            break
+        home = _lock_home((<_MemoryLock>e).key)
+        if (j > i and (home <= i or home > j)) or (j < i and (home <= i and home > j)):
+            _lock_slots[i] = e
+            i = j
+    _lock_slots[i] = NULL
+    _memory_locks -= 1
+    Py_DECREF(entry)                    # the table's reference (the caller holds another)
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -2861,9 +3017,14 @@ cdef int _node_traverse(PyObject* o, visitproc visit, void* arg) noexcept:
 #   2. no cycle is made of sealed objects alone.
 # Then no cycle contains a sealed object, and the collector, which frees only
 # cycles, loses nothing by not walking them. (1) is checked when an object is
-# sealed: exact Tensors and GradFns only (a Parameter has a __dict__ anything
-# can be put in: it and all computed from it stay tracked), no kwargs, no
-# node extras (hooks, anomaly traces), no view links. (2) holds because an
+# sealed: exact Tensors, GradFns and exact nn.Parameters, no kwargs, no
+# node extras (hooks, anomaly traces), view links only of atoms, sealed
+# tensors and oxmera's OpDefs (_sealable_link). A Parameter has a
+# __dict__ anything can be put in, behind the core's back (p.x = y,
+# vars(p), object.__setattr__): instead of watching the writes, the check
+# runs where it matters, at the start of every collection (a gc callback,
+# _check_sealed_dicts), and tracks everything again when a sealed
+# Parameter's __dict__ holds anything but atoms. (2) holds because an
 # object is sealed when it is made, referencing only older objects. Every
 # later edge from a sealed object (a hook, a .grad, retain_grad, node extras,
 # an in-place op giving it new history, view links, a new .data or __init__)
@@ -2877,11 +3038,27 @@ cdef Py_ssize_t _n_sealed = 0
 cdef Py_ssize_t _cap_sealed = 0
 
 
+# The sealed Parameters (borrowed; each is also in _sealed_list): the objects
+# whose __dict__ _check_sealed_dicts reads before each collection. Few (a
+# model's weights), so a plain array searched linearly.
+cdef PyObject** _sealed_dicts = NULL
+cdef Py_ssize_t _n_sealed_dicts = 0
+cdef Py_ssize_t _cap_sealed_dicts = 0
+# nn.Parameter, once oxmera.nn registered it (_register_parameter_type).
+cdef object _parameter_type = None
+
+
 cdef inline void _set_seal_index(PyObject* o, Py_ssize_t index) noexcept:
-    if (<PyObject*>o).ob_type == <PyTypeObject*>Tensor:
-        (<Tensor>o)._sealed = index
-    else:
+    if (<PyObject*>o).ob_type == <PyTypeObject*>GradFn:
         (<GradFn>o)._sealed = index
+    else:                               # an exact Tensor or a Parameter
+        (<Tensor>o)._sealed = index
+
+
+cdef inline bint _sealable_type(object v) noexcept:
+    # A Tensor whose every reference the core controls, or a Parameter (its
+    # __dict__ checked before each collection).
+    return type(v) is Tensor or (type(v) is _parameter_type and _parameter_type is not None)
 
 
 cdef bint _seal(object o) noexcept:
@@ -2904,7 +3081,7 @@ cdef bint _seal(object o) noexcept:
 
 
 cdef void _unseal_all() noexcept:
-    global _n_sealed
+    global _n_sealed, _n_sealed_dicts
     cdef Py_ssize_t i
     cdef PyObject* o
     for i in range(_n_sealed):
@@ -2912,6 +3089,68 @@ cdef void _unseal_all() noexcept:
         _set_seal_index(o, 0)
         PyObject_GC_Track(o)
     _n_sealed = 0
+    _n_sealed_dicts = 0
+
+
+cdef bint _seal_with_dict(Tensor t) noexcept:
+    # Seal a Parameter and list it for _check_sealed_dicts.
+    global _sealed_dicts, _n_sealed_dicts, _cap_sealed_dicts
+    cdef PyObject** grown
+    cdef Py_ssize_t cap
+    if _n_sealed_dicts == _cap_sealed_dicts:
+        cap = 64 if _cap_sealed_dicts == 0 else 2 * _cap_sealed_dicts
+        grown = <PyObject**>PyMem_Realloc(_sealed_dicts, cap * sizeof(PyObject*))
+        if grown == NULL:
+            return False                # stays tracked: always allowed
+        _sealed_dicts = grown
+        _cap_sealed_dicts = cap
+    if not _seal(t):
+        return False
+    _sealed_dicts[_n_sealed_dicts] = <PyObject*>t
+    _n_sealed_dicts += 1
+    return True
+
+
+cdef inline void _forget_sealed_dict(PyObject* o) noexcept:
+    global _n_sealed_dicts
+    cdef Py_ssize_t i
+    for i in range(_n_sealed_dicts):
+        if _sealed_dicts[i] == o:
+            _n_sealed_dicts -= 1
+            _sealed_dicts[i] = _sealed_dicts[_n_sealed_dicts]
+            return
+
+
+def _check_sealed_dicts(phase, info):
+    """gc callback: before a collection, keep invariant 1 for sealed Parameters.
+
+    Their __dict__ (or their class, by __class__ assignment) may have been
+    given a reference the core never saw; any value that is not an atom
+    could lead back into a sealed graph, so everything is tracked again and
+    this collection sees every reference.
+    """
+    cdef Py_ssize_t i
+    cdef object p
+    if phase != "start" or _n_sealed_dicts == 0:
+        return
+    for i in range(_n_sealed_dicts):
+        p = <object>_sealed_dicts[i]
+        if type(p) is not _parameter_type:
+            _unseal_all()
+            return
+        for v in (<dict>p.__dict__).values():
+            if not _atom(v):
+                _unseal_all()
+                return
+
+
+gc.callbacks.append(_check_sealed_dicts)
+
+
+def _register_parameter_type(cls):
+    """Let the core seal exact instances of ``cls`` (oxmera.nn.Parameter; internal)."""
+    global _parameter_type
+    _parameter_type = cls
 
 
 cdef inline void _forget_sealed(PyObject* o, Py_ssize_t index) noexcept:
@@ -2929,16 +3168,20 @@ cdef _dealloc_fn _node_base_dealloc = <_dealloc_fn>(<PyTypeObject*>GradFn).tp_de
 
 
 cdef void _tensor_dealloc(PyObject* o) noexcept:
-    # Before the generated dealloc and its trashcan, which may defer the rest.
+    # Before the trashcan, which may defer the rest (and call this again).
     if (<Tensor>o)._sealed:
         _forget_sealed(o, (<Tensor>o)._sealed)
-    _tensor_base_dealloc(o)
+        if o.ob_type != <PyTypeObject*>Tensor:
+            _forget_sealed_dict(o)
+        (<Tensor>o)._sealed = 0
+    oxm_trashcan_dealloc(o, <destructor>_tensor_dealloc, <destructor>_tensor_base_dealloc)
 
 
 cdef void _node_dealloc(PyObject* o) noexcept:
     if (<GradFn>o)._sealed:
         _forget_sealed(o, (<GradFn>o)._sealed)
-    _node_base_dealloc(o)
+        (<GradFn>o)._sealed = 0
+    oxm_trashcan_dealloc(o, <destructor>_node_dealloc, <destructor>_node_base_dealloc)
 
 
 (<PyTypeObject*>Tensor).tp_dealloc = <destructor>_tensor_dealloc
@@ -2957,12 +3200,36 @@ cdef inline bint _atom(object v) noexcept:
             or tp is ndarray or tp is complex)
 
 
+cdef bint _sealable_link(object v, int depth) noexcept:
+    # A piece of a tensor's links (view entry: base, view steps (op, args,
+    # kwargs), version; origin: why cut, an op name): atoms, tuples of them,
+    # sealable tensors and oxmera's own OpDefs (see _try_seal). Kwargs dicts
+    # are not (they could be shared and written to), nor anything deeper.
+    cdef Py_ssize_t i
+    if _atom(v) or v is Ellipsis:
+        return True
+    if _sealable_type(v):
+        return _sealable_leaf(<Tensor>v)
+    if type(v) is OpDef:
+        module = (<OpDef>v).module
+        return module is not None and (<str>module).startswith("oxmera.")
+    if type(v) is slice:
+        return _atom((<slice>v).start) and _atom((<slice>v).stop) and _atom((<slice>v).step)
+    if type(v) is tuple and depth < 6:
+        for i in range(len(<tuple>v)):
+            if not _sealable_link((<tuple>v)[i], depth + 1):
+                return False
+        return True
+    return False
+
+
 cdef bint _sealable_leaf(Tensor t) noexcept:
     # Seal a leaf (or a tensor that needs no grad) that references only atoms.
     cdef AutogradMeta meta
     if t._sealed:
         return True
-    if type(t) is not Tensor or t._links is not None or type(t._data) is not ndarray:
+    if not _sealable_type(t) or type(t._data) is not ndarray \
+            or not (t._links is None or _sealable_link(t._links, 0)):
         return False
     meta = t._meta
     if meta is not None:
@@ -2972,6 +3239,8 @@ cdef bint _sealable_leaf(Tensor t) noexcept:
         if meta.grad is not None and not (type(meta.grad) is Tensor
                                           and (<Tensor>meta.grad)._sealed):
             return False
+    if type(t) is not Tensor:
+        return _seal_with_dict(t)
     return _seal(t)
 
 
@@ -2979,12 +3248,12 @@ cdef bint _sealable_value(object v) noexcept:
     cdef Py_ssize_t i
     if _atom(v):
         return True
-    if type(v) is Tensor:
+    if _sealable_type(v):
         return _sealable_leaf(<Tensor>v)
     if type(v) is tuple:
         for i in range(len(<tuple>v)):
             item = (<tuple>v)[i]
-            if not (_atom(item) or (type(item) is Tensor and _sealable_leaf(<Tensor>item))):
+            if not (_atom(item) or (_sealable_type(item) and _sealable_leaf(<Tensor>item))):
                 return False
         return True
     if type(v) is slice:
@@ -2997,8 +3266,10 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
     cdef Py_ssize_t i
     cdef Tensor t
     if node.kwargs is not None or node.extras is not None or node.args is None \
-            or PyObject_GC_IsTracked(<PyObject*>node.next_fns) \
-            or PyObject_GC_IsTracked(<PyObject*>node.args):
+            or (type(node.next_fns) is tuple and node.next_fns is not _NO_EDGE
+                and PyObject_GC_IsTracked(<PyObject*>node.next_fns)) \
+            or (type(node.args) is tuple and node.args is not _NO_EDGE
+                and PyObject_GC_IsTracked(<PyObject*>node.args)):
         return
     # An OpDef is an atom only while something outside every graph keeps it:
     # oxmera's own ops, defined once in its modules and registered for good.
@@ -3012,24 +3283,29 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
         for item in <tuple>saved:
             if type(item) is not ndarray:
                 return
-    for i in range(len(node.next_fns)):
-        fn = node.next_fns[i]
+    for i in range(_n_edges(node.next_fns)):
+        fn = _edge(node.next_fns, i)
         if fn is None:
             continue
         if type(fn) is GradFn:
             if not (<GradFn>fn)._sealed:
                 return
-        elif not (type(fn) is Tensor and _sealable_leaf(<Tensor>fn)):
+        elif not (_sealable_type(fn) and _sealable_leaf(<Tensor>fn)):
             return
-    for i in range(len(node.args)):
-        if not _sealable_value(node.args[i]):
+    if type(node.args) is not tuple:
+        if not _sealable_value(node.args):
             return
+    else:
+        for i in range(len(<tuple>node.args)):
+            if not _sealable_value((<tuple>node.args)[i]):
+                return
     if not _seal(node):
         return
     for o in outputs:
         t = <Tensor>o
-        if (type(t) is Tensor and t._links is None and type(t._data) is ndarray
-                and (t._meta is None or not PyObject_GC_IsTracked(<PyObject*>t._meta))):
+        if (type(t) is Tensor and type(t._data) is ndarray
+                and (t._meta is None or not PyObject_GC_IsTracked(<PyObject*>t._meta))
+                and (t._links is None or _sealable_link(t._links, 0))):
             _seal(t)
 
 
@@ -3109,7 +3385,7 @@ cdef inline object _find_lock(object array):
     if not _memory_locks:
         return None
     owner = _memory_owner(array)
-    return _memory_locks.get(<size_t><void*>owner)
+    return _lock_get(<size_t><void*>owner)
 
 
 cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
@@ -3150,16 +3426,16 @@ cdef _MemoryLock _acquire_memory(object array):
     # One more lock on the memory behind ``array`` (an ndarray), made read-only.
     cdef _MemoryLock entry
     owner = _memory_owner(array)
-    key = <size_t><void*>owner
-    found = _memory_locks.get(key)
+    cdef size_t key = <size_t><void*>owner
+    found = _lock_get(key)
     if found is None:
         entry = _MemoryLock.__new__(_MemoryLock)
         # (the allocation may have run a finalizer that locked this memory)
-        found = _memory_locks.get(key)
+        found = _lock_get(key)
     if found is None:
         entry.key = key
         entry.owner = owner
-        _memory_locks[key] = entry
+        _lock_put(entry)
     else:
         entry = <_MemoryLock>found
     entry.count += 1
@@ -3182,8 +3458,7 @@ cdef int _release_memory(_MemoryLock entry) except -1:
     if cleared is not None:
         for obj in cleared:
             cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
-    if _memory_locks.get(entry.key) is entry:
-        del _memory_locks[entry.key]
+    _lock_remove(entry)
     return 0
 
 
@@ -3192,13 +3467,13 @@ cdef int _add_locker(_MemoryLock entry, PyObject* saver) except -1:
     cdef PyObject** grown
     if entry.cap_lockers == 0:
         entry.lockers = entry.few_lockers
-        entry.cap_lockers = 2
+        entry.cap_lockers = 1
     elif entry.n_lockers == entry.cap_lockers:
         cap = 2 * entry.cap_lockers
         if entry.lockers == entry.few_lockers:
             grown = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
             if grown != NULL:
-                memcpy(grown, entry.few_lockers, 2 * sizeof(PyObject*))
+                memcpy(grown, entry.few_lockers, sizeof(PyObject*))
         else:
             grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
         if grown == NULL:
@@ -3278,7 +3553,7 @@ cdef bint _lock_inputs(GradFn node) except -1:
     cdef bint any_locked = False
     if node.args is None:
         return False
-    for i in range(len(node.next_fns)):
+    for i in range(_n_edges(node.next_fns)):
         v = node._input_slot(i)
         if type(v) is Tensor or isinstance(v, Tensor):
             _lock_tensor(<Tensor>v)
@@ -3292,13 +3567,13 @@ cdef int _unlock_saved(GradFn node) except -1:
     # there to unlock, even when the node was in a reference cycle.
     cdef Py_ssize_t i, n
     node.locked = False
-    if node.op is None or node.next_fns is None or type(node.args) is not tuple:
+    if node.op is None or node.next_fns is None or node.args is None:
         args = ()
     else:
-        args = node.args
+        args = _args_of(node.args)
         if node.op.n_inputs < 0:
             args = args[0] if len(args) and type(args[0]) is tuple else ()
-    n = min(len(node.next_fns) if node.next_fns is not None else 0, len(args))
+    n = min(_n_edges(node.next_fns) if node.next_fns is not None else 0, len(args))
     for i in range(n):
         item = args[i]
         if isinstance(item, Tensor):
@@ -3432,7 +3707,13 @@ def _is_writeable(array):
 def _locked_memory():
     """How many blocks of memory are saved for backward by live graphs, and locks held
     on them: ``(blocks, locks)`` (for tests of the lock's bookkeeping)."""
-    return len(_memory_locks), sum((<_MemoryLock>e).count for e in _memory_locks.values())
+    cdef size_t i
+    cdef Py_ssize_t locks = 0
+    if _lock_mask:
+        for i in range(_lock_mask + 1):
+            if _lock_slots[i] != NULL:
+                locks += (<_MemoryLock>_lock_slots[i]).count
+    return _memory_locks, locks
 
 
 @cython.final
@@ -3509,16 +3790,16 @@ cdef object _expected_shape(object fn, Py_ssize_t nr):
     if isinstance(fn, Tensor):
         return (<Tensor>fn)._data.shape
     if (<GradFn>fn).num_outputs == 1:
-        return (<GradFn>fn).out_shape
-    return (<GradFn>fn).out_shape[nr]
+        return (<tuple>(<GradFn>fn).out_info)[0]
+    return (<tuple>(<tuple>(<GradFn>fn).out_info)[nr])[0]
 
 
 cdef object _expected_dtype(object fn, Py_ssize_t nr):
     if isinstance(fn, Tensor):
         return (<Tensor>fn)._data.dtype
     if (<GradFn>fn).num_outputs == 1:
-        return (<GradFn>fn).out_dtype
-    return (<GradFn>fn).out_dtype[nr]
+        return (<tuple>(<GradFn>fn).out_info)[1]
+    return (<tuple>(<tuple>(<GradFn>fn).out_info)[nr])[1]
 
 
 cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
@@ -3629,10 +3910,11 @@ cdef tuple _vjp_args(GradFn node):
     # (Built in place, as apply_op builds a forward's arguments.)
     if node.extras is not None and node.extras.packed is not None:
         return _unpacked_args(node, True)
-    cdef Py_ssize_t i, n = len(node.next_fns), total = len(node.args)
+    cdef tuple saved = _args_of(node.args)
+    cdef Py_ssize_t i, n = _n_edges(node.next_fns), total = len(saved)
     cdef tuple args = PyTuple_New(total)
     for i in range(total):
-        v = node.args[i]
+        v = saved[i]
         if i < n and v is not None and not isinstance(v, Tensor):
             v = _scalar_tensor(v)
         Py_INCREF(v)
@@ -3647,10 +3929,12 @@ cdef object _call_vjp(GradFn node, object grads):
         raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")
     args = _vjp_args(node) if node.scalar_inputs else node.args
     if node.kwargs is not None:
-        result = vjp(node, grads, *args, **node.kwargs)
+        result = vjp(node, grads, *_args_of(args), **node.kwargs)
+    elif type(args) is not tuple:
+        result = vjp(node, grads, args)
     else:
         result = vjp(node, grads, *args)
-    cdef Py_ssize_t n = len(node.next_fns)
+    cdef Py_ssize_t n = _n_edges(node.next_fns)
     if type(result) is not tuple and type(result) is not list:
         if n != 1 or op.n_inputs < 0:
             raise RuntimeError(f"{op.backward_name} returned one gradient for {n} inputs")
@@ -3909,11 +4193,11 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
         task = <_Task>stack[len(stack) - 1]
         node = <GradFn>task.fn
         fns = node.next_fns
-        n = len(fns)
+        n = _n_edges(fns)
         if task.pos < n:
             i = task.pos
             task.pos = i + 1
-            nxt = fns[i]
+            nxt = _edge(fns, i)
             if nxt is None:
                 continue
             found = _find(nxt, tasks, run)
@@ -3932,7 +4216,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
         stack.pop()
         if targeted:
             task.state = 1 if _key(node) in node_targets else 0
-            for nxt in fns:
+            for i in range(_n_edges(fns)):
+                nxt = _edge(fns, i)
                 if nxt is not None and (<_Task>_find(nxt, tasks, run)).state:
                     task.state |= 2
                     break
@@ -3989,8 +4274,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 if (OXMERA_ANOMALY_COMPILED and _anomaly_enabled and _anomaly_check_nan
                         and grads_in is not None):
                     _check_anomaly(node, grads_in)
-                for i in range(len(fns)):
-                    nxt = fns[i]
+                for i in range(_n_edges(fns)):
+                    nxt = _edge(fns, i)
                     if nxt is None:
                         continue
                     child = <_Task>_find(nxt, tasks, run)
@@ -4000,7 +4285,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                         gi = grads_in[i]
                         if gi is not None:
                             nr = 0 if _input_nrs(node) is None else _input_nrs(node)[i]
-                            g = _fit_grad(_as_grad_tensor(gi, node, i), fns[i], nr, node, i)
+                            g = _fit_grad(_as_grad_tensor(gi, node, i), nxt, nr, node, i)
                             _task_add(child, nr, g, create_graph)
                     child.deps -= 1
                     if child.deps == 0:
@@ -4045,8 +4330,9 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
     if multi:
         slots = list(grads)
         for nr in range(node.num_outputs):
-            if slots[nr] is None and node.out_dtype[nr].kind in "fc":
-                slots[nr] = wrap_array(_np_zeros(node.out_shape[nr], node.out_dtype[nr]))
+            shape, dtype = node.out_info[nr]
+            if slots[nr] is None and dtype.kind in "fc":
+                slots[nr] = wrap_array(_np_zeros(shape, dtype))
     else:
         slots = [grads]
     if extras is not None and extras.pre_hooks is not None:

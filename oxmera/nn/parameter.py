@@ -9,7 +9,7 @@ subclass and its instance attributes, both by the core and
 """
 import numpy as np
 
-from oxmera._core.autograd import Tensor, get_default_dtype
+from oxmera._core.autograd import Tensor, _register_parameter_type, get_default_dtype
 
 __all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer"]
 
@@ -88,6 +88,9 @@ class UninitializedTensorMixin:
         self.data = np.empty(shape, dtype=self._lazy_dtype if dtype is None else dtype)
         self._materialized = True
         if self.cls_to_become is not None:
+            # A plain Parameter from now on: without the placeholder's attributes,
+            # its graphs can be hidden from the collector (see _register_parameter_type).
+            del self._materialized, self._lazy_dtype
             self.__class__ = self.cls_to_become
 
     def to(self, *args, **kwargs):
@@ -205,3 +208,8 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
         self._lazy_init(dtype)
         if requires_grad:
             self.requires_grad_(True)
+
+
+# Graphs computed from exact Parameters can then be hidden from the cyclic
+# collector like those of plain tensors (see the sealing comment in the core).
+_register_parameter_type(Parameter)
