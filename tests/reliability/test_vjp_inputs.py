@@ -23,10 +23,11 @@ from ops._cases import all_cases  # (tests/ is on sys.path: pytest rootdir-style
 # Internal ops the engine or in-place writes record, never called with raw operands.
 INTERNAL = {"copy_slices"}
 
-# Ops whose leading tensor inputs have no derivative (their VJP raises, as
-# PyTorch's or SciPy-twin's rules say): how many to pass over before the leaf
-# differentiated.
-INPUTS_WITHOUT_GRADIENT = {"zeta": 1, "gammainc": 1, "gammaincc": 1, "betainc": 2, "iv": 1, "ive": 1}
+# Ops whose leading tensor inputs have no derivative (their VJP raises, as in
+# PyTorch, or as oxmera.scipy documents): how many to pass over before the
+# leaf differentiated.
+INPUTS_WITHOUT_GRADIENT = {"zeta": 1, "gammainc": 1, "gammaincc": 1, "betainc": 2, "iv": 1,
+                           "ive": 1}
 
 
 def _multi_input_ops():
