@@ -3061,18 +3061,28 @@ cdef inline bint _sealable_type(object v) noexcept:
     return type(v) is Tensor or (type(v) is _parameter_type and _parameter_type is not None)
 
 
+cdef bint _make_room(PyObject*** items, Py_ssize_t* cap, Py_ssize_t n,
+                     Py_ssize_t first) noexcept:
+    # Room for one more pointer in a growable array holding n (doubling from
+    # first); False when memory ran out, which leaves the array as it was.
+    cdef PyObject** grown
+    cdef Py_ssize_t new_cap
+    if n < cap[0]:
+        return True
+    new_cap = first if cap[0] == 0 else 2 * cap[0]
+    grown = <PyObject**>PyMem_Realloc(items[0], new_cap * sizeof(PyObject*))
+    if grown == NULL:
+        return False
+    items[0] = grown
+    cap[0] = new_cap
+    return True
+
+
 cdef bint _seal(object o) noexcept:
     # o: an exact Tensor or GradFn, tracked, meeting invariant 1.
     global _sealed_list, _n_sealed, _cap_sealed
-    cdef PyObject** grown
-    cdef Py_ssize_t cap
-    if _n_sealed == _cap_sealed:
-        cap = 4096 if _cap_sealed == 0 else 2 * _cap_sealed
-        grown = <PyObject**>PyMem_Realloc(_sealed_list, cap * sizeof(PyObject*))
-        if grown == NULL:
-            return False                # stays tracked: always allowed
-        _sealed_list = grown
-        _cap_sealed = cap
+    if not _make_room(&_sealed_list, &_cap_sealed, _n_sealed, 4096):
+        return False                    # stays tracked: always allowed
     _sealed_list[_n_sealed] = <PyObject*>o
     _n_sealed += 1
     _set_seal_index(<PyObject*>o, _n_sealed)
@@ -3095,15 +3105,8 @@ cdef void _unseal_all() noexcept:
 cdef bint _seal_with_dict(Tensor t) noexcept:
     # Seal a Parameter and list it for _check_sealed_dicts.
     global _sealed_dicts, _n_sealed_dicts, _cap_sealed_dicts
-    cdef PyObject** grown
-    cdef Py_ssize_t cap
-    if _n_sealed_dicts == _cap_sealed_dicts:
-        cap = 64 if _cap_sealed_dicts == 0 else 2 * _cap_sealed_dicts
-        grown = <PyObject**>PyMem_Realloc(_sealed_dicts, cap * sizeof(PyObject*))
-        if grown == NULL:
-            return False                # stays tracked: always allowed
-        _sealed_dicts = grown
-        _cap_sealed_dicts = cap
+    if not _make_room(&_sealed_dicts, &_cap_sealed_dicts, _n_sealed_dicts, 64):
+        return False                    # stays tracked: always allowed
     if not _seal(t):
         return False
     _sealed_dicts[_n_sealed_dicts] = <PyObject*>t
