@@ -56,9 +56,10 @@ _CONSTANTS = ("pi", "e", "inf", "nan", "newaxis", "euler_gamma", "s_", "index_ex
 #: argument and in ``isinstance``; reachable, but not part of ``__all__``
 #: (they are NumPy's classes, documented there).
 _TYPES = ("dtype", "finfo", "iinfo", "errstate", "bool", "bool_", "float16", "float32",
-          "float64", "half", "single", "double", "int8", "int16", "int32", "int64", "intp",
+          "float64", "half", "single", "double", "complex64", "complex128", "csingle",
+          "cdouble", "int8", "int16", "int32", "int64", "intp",
           "int_", "uint8", "uint16", "uint32", "uint64", "uint", "generic", "number", "integer",
-          "signedinteger", "unsignedinteger", "floating", "inexact")
+          "signedinteger", "unsignedinteger", "floating", "complexfloating", "inexact")
 
 #: NumPy functions left out of oxmera.numpy, and why (tests check the list is complete).
 NOT_OFFERED = {

@@ -527,28 +527,54 @@ def _np_vecmat(x1, x2):
     return (v.unsqueeze(-2) @ m).squeeze(-2)
 
 
-def _real_only(x, numpy_name):
-    t = _tensor(x)
-    if t.dtype.kind not in "biuf":
-        raise TypeError(f"{numpy_name}: oxmera has no complex tensors yet (got {t.dtype})")
-    return t
+# -- complex numbers: NumPy's names over oxmera's complex ops ------------------------------------
 
-
-@_implements("real", "real_if_close")
-def _np_real(val, tol=100):
-    return _real_only(val, "numpy.real")
+@_implements("real")
+def _np_real(val):
+    # A real tensor is its own real part (NumPy returns the array itself too).
+    return _ox().real(_tensor(val))
 
 
 @_implements("imag")
 def _np_imag(val):
-    return _ox().zeros_like(_real_only(val, "numpy.imag"))
+    t = _tensor(val)
+    if t.dtype.kind == "c":
+        return _ox().imag(t)
+    return _ox().zeros_like(t)      # NumPy's imaginary part of real values: zeros
 
 
 @_implements("angle")
 def _np_angle(z, deg=False):
-    x = _float(_real_only(z, "numpy.angle"))
-    # The angle of a real number: 0, or pi for negatives (constant: no gradient).
-    return _core._wrap(np.angle(x._data, deg=deg)) + x * 0
+    t = _tensor(z)
+    angle = _ox().angle(t if t.dtype.kind == "c" else _float(t))
+    return angle * (180.0 / np.pi) if deg else angle
+
+
+@_implements("real_if_close")
+def _np_real_if_close(a, tol=100):
+    t = _tensor(a)
+    if t.dtype.kind != "c":
+        return t
+    if tol > 1:
+        tol = np.finfo(t.dtype).eps * tol
+    # Which dtype comes back depends on the values (as in NumPy); the values
+    # taken carry the gradient either way.
+    if bool(np.all(np.absolute(t._data.imag) < tol)):
+        return _ox().real(t)
+    return t
+
+
+@_implements("sort_complex")
+def _np_sort_complex(a):
+    t = _tensor(a)
+    if t.dtype.kind != "c":
+        # NumPy's result dtype for real input: complex64 for small integers, else complex128.
+        t = t.to(np.complex64 if t.dtype.char in "bhBH" else np.complex128)
+    if t.ndim == 0:
+        return _ox().clone(t)
+    # The order (by real part, then imaginary part) has no gradient: NumPy finds it.
+    order = np.argsort(t._data, axis=-1, kind="stable")
+    return _ox().take_along_dim(t, _core._wrap(order), dim=-1)
 
 
 @_implements("fix")

@@ -237,7 +237,7 @@ def same(ours, theirs, close=False):
     if isinstance(theirs, tuple) or (isinstance(theirs, list) and isinstance(ours, (list, tuple))):
         return (isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
                 and all(same(o, t, close) for o, t in zip(ours, theirs)))
-    if isinstance(theirs, (np.ndarray, np.generic)) and np.asarray(theirs).dtype.kind in "biuf":
+    if isinstance(theirs, (np.ndarray, np.generic)) and np.asarray(theirs).dtype.kind in "biufc":
         if not isinstance(ours, Tensor):
             return False
         values = ours.detach().numpy()

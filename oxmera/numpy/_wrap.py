@@ -111,8 +111,8 @@ def as_tensors(result):
         return result
     if isinstance(result, (np.ndarray, np.generic)) and not isinstance(result, np.str_):
         array = np.asarray(result)
-        if array.dtype.kind not in "biuf":
-            return result       # text, dates, objects (and complex, until oxmera has it)
+        if array.dtype.kind not in "biufc":
+            return result       # text, dates, objects
         # A read-only result (a broadcast view) is copied: tensors are writable.
         return _core._wrap(array if array.flags.writeable else array.copy())
     if isinstance(result, tuple) and hasattr(result, "_fields"):
