@@ -1,9 +1,9 @@
 """``oxmera.numpy``: NumPy's functions over oxmera tensors, differentiable.
 
 ``import oxmera.numpy as onp`` and write NumPy code: ``onp.sum(x, axis=0)``,
-``onp.linalg.cholesky(K)``, ``onp.array([[a, b], [c, d]])`` take arrays,
-lists, numbers and tensors and return tensors whose gradients flow back, as
-``autograd.numpy`` and ``jax.numpy`` do. NumPy's names, argument names
+``onp.linalg.cholesky(K)``, ``onp.fft.rfft(x)``, ``onp.array([[a, b], [c, d]])``
+take arrays, lists, numbers and tensors (real or complex) and return tensors
+whose gradients flow back, as ``autograd.numpy`` and ``jax.numpy`` do. NumPy's names, argument names
 (``axis``, ``keepdims``, ``ddof``) and defaults hold; ``out=`` raises
 ``TypeError``.
 
@@ -105,10 +105,11 @@ def _generate():
 
 globals().update(_generate())
 
-from oxmera.numpy import linalg, random  # noqa: E402  (submodules use the functions above)
+from oxmera.numpy import fft, linalg, random  # noqa: E402  (submodules use the functions above)
 
-__all__ = sorted({*_numpy_functions(), *_CONSTANTS, "r_", "c_", "linalg", "random"})
+__all__ = sorted({*_numpy_functions(), *_CONSTANTS, "r_", "c_", "fft", "linalg", "random"})
 
+_exports.tidy(fft)
 _exports.tidy(linalg)
 _exports.tidy(random)
 _exports.tidy(_sys.modules[__name__])

@@ -196,3 +196,19 @@ def wrap(name, func):
     wrapper.__module__ = "oxmera.numpy"
     wrapper.__wrapped__ = func
     return wrapper
+
+
+def wrap_submodule(sub, names, module):
+    """The functions of ``oxmera.numpy.SUB`` (``linalg``, ``fft``): ``numpy.SUB.NAME`` for
+    each of ``names``, wrapped as :func:`wrap` does, named as ``module``'s, documented."""
+    from oxmera.numpy._examples import example_section
+    namespace = {}
+    for name in names:
+        function = wrap(f"{sub}.{name}", getattr(getattr(np, sub), name))
+        function.__name__ = function.__qualname__ = name
+        function.__module__ = module
+        function.__doc__ = (f"NumPy's ``numpy.{sub}.{name}`` on oxmera tensors (differentiable "
+                            f"where oxmera.{sub} has the op).\n\n"
+                            f"{example_section(f'{sub}.{name}')}")
+        namespace[name] = function
+    return namespace
