@@ -13,6 +13,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.ops import interop as _interop
+from oxmera.ops.complex import cj
 
 Tensor = _core.Tensor
 _implements = _interop._implements
@@ -36,9 +37,9 @@ def _axis_index(ndim, axis, index):
 
 
 def _float(x):
-    """``x`` as a floating tensor (NumPy's float64 for integers and bools)."""
+    """``x`` as a floating or complex tensor (NumPy's float64 for integers and bools)."""
     x = _tensor(x)
-    return x if x.dtype.kind == "f" else x.to(np.float64)
+    return x if x.dtype.kind in "fc" else x.to(np.float64)
 
 
 def _common(*tensors):
@@ -108,6 +109,15 @@ def _np_percentile(a, q, axis=None, out=None, overwrite_input=False, method="lin
 def _np_interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise _interop._unsupported("numpy.interp", "period=")
+    values = _tensor(fp)
+    if values.dtype.kind == "c":
+        # NumPy interpolates the real and imaginary parts separately.
+        def part(of, value):
+            return None if value is None else of(value)
+        return _ox().complex(_np_interp(x, xp, _np_real(values), part(_np_real, left),
+                                        part(_np_real, right)),
+                             _np_interp(x, xp, _np_imag(values), part(_np_imag, left),
+                                        part(_np_imag, right)))
     x, xp, fp = _common(_float(x), _float(xp), _float(fp))
     if xp.ndim != 1 or fp.ndim != 1 or xp.shape[0] != fp.shape[0]:
         raise ValueError(f"numpy.interp: xp and fp must be 1-D sequences of the same length, "
@@ -422,7 +432,8 @@ def _np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweigh
     if ddof is None:
         ddof = 0 if bias else 1
     centred = x - x.mean(dim=1, keepdim=True)
-    result = centred @ centred.transpose(0, 1) / (x.shape[1] - ddof)
+    # NumPy's covariance of complex rows conjugates the second factor.
+    result = centred @ cj(centred).transpose(0, 1) / (x.shape[1] - ddof)
     return result.reshape(()) if result.shape == (1, 1) else result
 
 
@@ -431,7 +442,7 @@ def _np_corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = _np_cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
-    d = c.diagonal().sqrt()
+    d = _ox().real(c.diagonal()).sqrt()     # the variances: real also for complex rows
     return c / d.reshape(-1, 1) / d.reshape(1, -1)
 
 
@@ -734,11 +745,16 @@ def _nan_moment(name, root):
             ddof = correction
         x = _interop._cast(_float(a), dtype)
         present = _ox().logical_not(_ox().isnan(x))
-        count = _ox().sum(present.to(x.dtype), dim=_interop._axis(axis), keepdim=True)
+        # The count, and the variance, are real also for complex values (as NumPy's).
+        count = _ox().sum(present.to(np.real(x._data[:0]).dtype), dim=_interop._axis(axis),
+                          keepdim=True)
         zeroed = _ox().where(present, x, 0.0)
         centre = _ox().sum(zeroed, dim=_interop._axis(axis), keepdim=True) / count
         # (zeroed, not x: a NaN in the unused branch would poison the gradient)
-        squares = _ox().where(present, (zeroed - centre) ** 2, 0.0)
+        deviation = zeroed - centre
+        if x.dtype.kind == "c":
+            deviation = _ox().abs(deviation)
+        squares = _ox().where(present, deviation ** 2, 0.0)
         result = _ox().sum(squares, dim=_interop._axis(axis), keepdim=True) / (count - ddof)
         if root:
             result = _ox().sqrt(result)

@@ -902,7 +902,9 @@ def _np_dot(a, b, out=None):
 
 @_implements("vdot")
 def _np_vdot(a, b):
-    return _op("sum", "numpy.vdot")(_tensor(a).reshape(-1) * _tensor(b).reshape(-1))
+    from oxmera.ops.complex import cj
+    # NumPy's vdot conjugates its first argument (a no-op for real ones).
+    return _op("sum", "numpy.vdot")(cj(_tensor(a).reshape(-1)) * _tensor(b).reshape(-1))
 
 
 @_implements("inner")
