@@ -1,9 +1,9 @@
 """``oxmera.numpy``: NumPy's functions over oxmera tensors, differentiable.
 
 ``import oxmera.numpy as onp`` and write NumPy code: ``onp.sum(x, axis=0)``,
-``onp.linalg.cholesky(K)``, ``onp.array([[a, b], [c, d]])`` take arrays,
-lists, numbers and tensors and return tensors whose gradients flow back, as
-``autograd.numpy`` and ``jax.numpy`` do. NumPy's names, argument names
+``onp.linalg.cholesky(K)``, ``onp.fft.rfft(x)``, ``onp.array([[a, b], [c, d]])``
+take arrays, lists, numbers and tensors (real or complex) and return tensors
+whose gradients flow back, as ``autograd.numpy`` and ``jax.numpy`` do. NumPy's names, argument names
 (``axis``, ``keepdims``, ``ddof``) and defaults hold; ``out=`` raises
 ``TypeError``.
 
@@ -56,9 +56,10 @@ _CONSTANTS = ("pi", "e", "inf", "nan", "newaxis", "euler_gamma", "s_", "index_ex
 #: argument and in ``isinstance``; reachable, but not part of ``__all__``
 #: (they are NumPy's classes, documented there).
 _TYPES = ("dtype", "finfo", "iinfo", "errstate", "bool", "bool_", "float16", "float32",
-          "float64", "half", "single", "double", "int8", "int16", "int32", "int64", "intp",
+          "float64", "half", "single", "double", "complex64", "complex128", "csingle",
+          "cdouble", "int8", "int16", "int32", "int64", "intp",
           "int_", "uint8", "uint16", "uint32", "uint64", "uint", "generic", "number", "integer",
-          "signedinteger", "unsignedinteger", "floating", "inexact")
+          "signedinteger", "unsignedinteger", "floating", "complexfloating", "inexact")
 
 #: NumPy functions left out of oxmera.numpy, and why (tests check the list is complete).
 NOT_OFFERED = {
@@ -104,10 +105,11 @@ def _generate():
 
 globals().update(_generate())
 
-from oxmera.numpy import linalg, random  # noqa: E402  (submodules use the functions above)
+from oxmera.numpy import fft, linalg, random  # noqa: E402  (submodules use the functions above)
 
-__all__ = sorted({*_numpy_functions(), *_CONSTANTS, "r_", "c_", "linalg", "random"})
+__all__ = sorted({*_numpy_functions(), *_CONSTANTS, "r_", "c_", "fft", "linalg", "random"})
 
+_exports.tidy(fft)
 _exports.tidy(linalg)
 _exports.tidy(random)
 _exports.tidy(_sys.modules[__name__])

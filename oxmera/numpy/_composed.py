@@ -13,6 +13,7 @@ import numpy as np
 
 from oxmera._core import autograd as _core
 from oxmera.ops import interop as _interop
+from oxmera.ops.complex import cj
 
 Tensor = _core.Tensor
 _implements = _interop._implements
@@ -36,9 +37,9 @@ def _axis_index(ndim, axis, index):
 
 
 def _float(x):
-    """``x`` as a floating tensor (NumPy's float64 for integers and bools)."""
+    """``x`` as a floating or complex tensor (NumPy's float64 for integers and bools)."""
     x = _tensor(x)
-    return x if x.dtype.kind == "f" else x.to(np.float64)
+    return x if x.dtype.kind in "fc" else x.to(np.float64)
 
 
 def _common(*tensors):
@@ -108,6 +109,15 @@ def _np_percentile(a, q, axis=None, out=None, overwrite_input=False, method="lin
 def _np_interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         raise _interop._unsupported("numpy.interp", "period=")
+    values = _tensor(fp)
+    if values.dtype.kind == "c":
+        # NumPy interpolates the real and imaginary parts separately.
+        def part(of, value):
+            return None if value is None else of(value)
+        return _ox().complex(_np_interp(x, xp, _np_real(values), part(_np_real, left),
+                                        part(_np_real, right)),
+                             _np_interp(x, xp, _np_imag(values), part(_np_imag, left),
+                                        part(_np_imag, right)))
     x, xp, fp = _common(_float(x), _float(xp), _float(fp))
     if xp.ndim != 1 or fp.ndim != 1 or xp.shape[0] != fp.shape[0]:
         raise ValueError(f"numpy.interp: xp and fp must be 1-D sequences of the same length, "
@@ -422,7 +432,8 @@ def _np_cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweigh
     if ddof is None:
         ddof = 0 if bias else 1
     centred = x - x.mean(dim=1, keepdim=True)
-    result = centred @ centred.transpose(0, 1) / (x.shape[1] - ddof)
+    # NumPy's covariance of complex rows conjugates the second factor.
+    result = centred @ cj(centred).transpose(0, 1) / (x.shape[1] - ddof)
     return result.reshape(()) if result.shape == (1, 1) else result
 
 
@@ -431,7 +442,7 @@ def _np_corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = _np_cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
-    d = c.diagonal().sqrt()
+    d = _ox().real(c.diagonal()).sqrt()     # the variances: real also for complex rows
     return c / d.reshape(-1, 1) / d.reshape(1, -1)
 
 
@@ -527,28 +538,54 @@ def _np_vecmat(x1, x2):
     return (v.unsqueeze(-2) @ m).squeeze(-2)
 
 
-def _real_only(x, numpy_name):
-    t = _tensor(x)
-    if t.dtype.kind not in "biuf":
-        raise TypeError(f"{numpy_name}: oxmera has no complex tensors yet (got {t.dtype})")
-    return t
+# -- complex numbers: NumPy's names over oxmera's complex ops ------------------------------------
 
-
-@_implements("real", "real_if_close")
-def _np_real(val, tol=100):
-    return _real_only(val, "numpy.real")
+@_implements("real")
+def _np_real(val):
+    # A real tensor is its own real part (NumPy returns the array itself too).
+    return _ox().real(_tensor(val))
 
 
 @_implements("imag")
 def _np_imag(val):
-    return _ox().zeros_like(_real_only(val, "numpy.imag"))
+    t = _tensor(val)
+    if t.dtype.kind == "c":
+        return _ox().imag(t)
+    return _ox().zeros_like(t)      # NumPy's imaginary part of real values: zeros
 
 
 @_implements("angle")
 def _np_angle(z, deg=False):
-    x = _float(_real_only(z, "numpy.angle"))
-    # The angle of a real number: 0, or pi for negatives (constant: no gradient).
-    return _core._wrap(np.angle(x._data, deg=deg)) + x * 0
+    t = _tensor(z)
+    angle = _ox().angle(t if t.dtype.kind == "c" else _float(t))
+    return angle * (180.0 / np.pi) if deg else angle
+
+
+@_implements("real_if_close")
+def _np_real_if_close(a, tol=100):
+    t = _tensor(a)
+    if t.dtype.kind != "c":
+        return t
+    if tol > 1:
+        tol = np.finfo(t.dtype).eps * tol
+    # Which dtype comes back depends on the values (as in NumPy); the values
+    # taken carry the gradient either way.
+    if bool(np.all(np.absolute(t._data.imag) < tol)):
+        return _ox().real(t)
+    return t
+
+
+@_implements("sort_complex")
+def _np_sort_complex(a):
+    t = _tensor(a)
+    if t.dtype.kind != "c":
+        # NumPy's result dtype for real input: complex64 for small integers, else complex128.
+        t = t.to(np.complex64 if t.dtype.char in "bhBH" else np.complex128)
+    if t.ndim == 0:
+        return _ox().clone(t)
+    # The order (by real part, then imaginary part) has no gradient: NumPy finds it.
+    order = np.argsort(t._data, axis=-1, kind="stable")
+    return _ox().take_along_dim(t, _core._wrap(order), dim=-1)
 
 
 @_implements("fix")
@@ -708,11 +745,16 @@ def _nan_moment(name, root):
             ddof = correction
         x = _interop._cast(_float(a), dtype)
         present = _ox().logical_not(_ox().isnan(x))
-        count = _ox().sum(present.to(x.dtype), dim=_interop._axis(axis), keepdim=True)
+        # The count, and the variance, are real also for complex values (as NumPy's).
+        count = _ox().sum(present.to(np.real(x._data[:0]).dtype), dim=_interop._axis(axis),
+                          keepdim=True)
         zeroed = _ox().where(present, x, 0.0)
         centre = _ox().sum(zeroed, dim=_interop._axis(axis), keepdim=True) / count
         # (zeroed, not x: a NaN in the unused branch would poison the gradient)
-        squares = _ox().where(present, (zeroed - centre) ** 2, 0.0)
+        deviation = zeroed - centre
+        if x.dtype.kind == "c":
+            deviation = _ox().abs(deviation)
+        squares = _ox().where(present, deviation ** 2, 0.0)
         result = _ox().sum(squares, dim=_interop._axis(axis), keepdim=True) / (count - ddof)
         if root:
             result = _ox().sqrt(result)

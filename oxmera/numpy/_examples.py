@@ -18,6 +18,7 @@ INPUTS = {
     "B": "[[True, False], [True, True]]",
     "C": "[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]",  # rows of 3-vectors
     "R": "[[0.3, 1.2], [2.7, 3.6]]",       # away from rounding's and remainders' jumps
+    "Z": "[[0.5 + 1j, 1.5 - 0.5j], [2.5 + 0.25j, -1.5j]]",   # complex
 }
 
 #: name -> (input, call arguments, how to compare: "close" or "equal").
@@ -33,8 +34,8 @@ def _add(names, input="M", call="{x}", compare="close"):
 _add("abs absolute arctan asinh arcsinh atan cbrt ceil cos cosh deg2rad degrees exp exp2 expm1 "
      "fabs floor log log10 log1p log2 negative positive rad2deg radians reciprocal rint sign "
      "signbit sin sinh spacing sqrt square tan tanh trunc isfinite isinf isnan logical_not "
-     "conj conjugate fix i0 sinc real imag angle iscomplex isreal isneginf isposinf "
-     "nan_to_num real_if_close")
+     "fix i0 sinc isneginf isposinf nan_to_num")
+_add("conj conjugate real imag angle iscomplex isreal real_if_close", "Z")
 # rounding away from the halves, where finite differences would straddle a jump
 _add("round around rint", "R")
 _add("arccos arcsin arctanh acos asin atanh", "U")
@@ -149,7 +150,7 @@ _add("may_share_memory shares_memory", call="{x}, {x}", compare="equal")
 _add("result_type min_scalar_type iscomplexobj isrealobj isfortran common_type", compare="equal")
 _add("can_cast", call="{x}, np.float32", compare="equal")
 _add("array2string array_repr array_str", compare="equal")
-_add("sort_complex", "v")
+_add("sort_complex", "Z")
 
 # creation (no tensor input: NumPy's values as tensors)
 _add("zeros ones empty identity eye tri", call="3", compare="shape")
@@ -237,7 +238,7 @@ def same(ours, theirs, close=False):
     if isinstance(theirs, tuple) or (isinstance(theirs, list) and isinstance(ours, (list, tuple))):
         return (isinstance(ours, (tuple, list)) and len(ours) == len(theirs)
                 and all(same(o, t, close) for o, t in zip(ours, theirs)))
-    if isinstance(theirs, (np.ndarray, np.generic)) and np.asarray(theirs).dtype.kind in "biuf":
+    if isinstance(theirs, (np.ndarray, np.generic)) and np.asarray(theirs).dtype.kind in "biufc":
         if not isinstance(ours, Tensor):
             return False
         values = ours.detach().numpy()
@@ -252,6 +253,12 @@ def same(ours, theirs, close=False):
         return bool(np.all(ours == theirs))
     except (TypeError, ValueError):
         return False
+
+# numpy.fft
+_add("fft.fft fft.ifft fft.rfft fft.ihfft fft.fft2 fft.ifft2 fft.rfft2 fft.fftn fft.ifftn "
+     "fft.rfftn fft.fftshift fft.ifftshift")
+_add("fft.irfft fft.hfft fft.irfft2 fft.irfftn", "Z")
+_add("fft.fftfreq fft.rfftfreq", call="4, 0.5")
 
 # numpy.linalg
 _add("linalg.cholesky linalg.inv linalg.det linalg.slogdet linalg.eigh linalg.eigvalsh "

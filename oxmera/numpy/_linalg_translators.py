@@ -4,6 +4,8 @@ Registered in ``oxmera.ops.interop``'s table, so ``np.linalg.svd(t)`` and
 ``oxmera.numpy.linalg.svd(t)`` both run them. The others map by name (see
 ``interop._by_name``: ``axis`` -> ``dim``, ``keepdims`` -> ``keepdim``).
 """
+import numpy as np
+
 from oxmera.ops import interop as _interop
 
 _implements = _interop._implements
@@ -87,3 +89,31 @@ def _np_lstsq(a, b, rcond=None):
         solution = solution.squeeze(-1)
         residuals = residuals.reshape(-1)
     return solution, residuals, result.rank, result.singular_values
+
+
+def _real_if_all_real(A, values, *others):
+    """NumPy's dtype rule for ``eig``/``eigvals``: a real matrix whose eigenvalues are all
+    real gets real results (the real parts, which carry the gradient); else complex."""
+    if A.dtype.kind != "c" and not values._data.imag.any():
+        import oxmera
+        return (oxmera.real(values),) + tuple(oxmera.real(o) for o in others)
+    return (values,) + others
+
+
+def _square_input(a):
+    # NumPy's: integer matrices are decomposed in float64.
+    A = _tensor(a)
+    return A if A.dtype.kind in "fc" else A.to(np.float64)
+
+
+@_implements("linalg.eig")
+def _np_eig(a):
+    A = _square_input(a)
+    result = _linalg().eig(A)
+    return type(result)(*_real_if_all_real(A, result.eigenvalues, result.eigenvectors))
+
+
+@_implements("linalg.eigvals")
+def _np_eigvals(a):
+    A = _square_input(a)
+    return _real_if_all_real(A, _linalg().eigvals(A))[0]

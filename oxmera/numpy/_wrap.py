@@ -111,8 +111,8 @@ def as_tensors(result):
         return result
     if isinstance(result, (np.ndarray, np.generic)) and not isinstance(result, np.str_):
         array = np.asarray(result)
-        if array.dtype.kind not in "biuf":
-            return result       # text, dates, objects (and complex, until oxmera has it)
+        if array.dtype.kind not in "biufc":
+            return result       # text, dates, objects
         # A read-only result (a broadcast view) is copied: tensors are writable.
         return _core._wrap(array if array.flags.writeable else array.copy())
     if isinstance(result, tuple) and hasattr(result, "_fields"):
@@ -196,3 +196,19 @@ def wrap(name, func):
     wrapper.__module__ = "oxmera.numpy"
     wrapper.__wrapped__ = func
     return wrapper
+
+
+def wrap_submodule(sub, names, module):
+    """The functions of ``oxmera.numpy.SUB`` (``linalg``, ``fft``): ``numpy.SUB.NAME`` for
+    each of ``names``, wrapped as :func:`wrap` does, named as ``module``'s, documented."""
+    from oxmera.numpy._examples import example_section
+    namespace = {}
+    for name in names:
+        function = wrap(f"{sub}.{name}", getattr(getattr(np, sub), name))
+        function.__name__ = function.__qualname__ = name
+        function.__module__ = module
+        function.__doc__ = (f"NumPy's ``numpy.{sub}.{name}`` on oxmera tensors (differentiable "
+                            f"where oxmera.{sub} has the op).\n\n"
+                            f"{example_section(f'{sub}.{name}')}")
+        namespace[name] = function
+    return namespace

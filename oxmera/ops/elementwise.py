@@ -1501,7 +1501,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     dtype = result_type(input, other)
     if dtype == np.bool_:
         return np.equal(input, other)
-    if dtype.kind != "f":
+    if dtype.kind not in "fc":
         dtype = np.dtype(np.float64)    # unsigned differences would wrap around
     input, other = np.asarray(input, dtype), np.asarray(other, dtype)
     return np.isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)

@@ -340,7 +340,7 @@ def _np_prod(a, axis=None, dtype=None, out=None, keepdims=_NoValue, initial=_NoV
 def _np_mean(a, axis=None, dtype=None, out=None, keepdims=_NoValue, *, where=_NoValue):
     _check_out(out, "numpy.mean")
     _check_where(where, "numpy.mean")
-    if dtype is None and _dtype_of(a).kind != "f":
+    if dtype is None and _dtype_of(a).kind not in "fc":
         dtype = np.float64      # NumPy's rule: the mean of integers is float64
     kwargs = {} if dtype is None else {"dtype": dtype}
     return _op("mean", "numpy.mean")(a, dim=_axis(axis), keepdim=_keepdims(keepdims), **kwargs)
@@ -902,7 +902,9 @@ def _np_dot(a, b, out=None):
 
 @_implements("vdot")
 def _np_vdot(a, b):
-    return _op("sum", "numpy.vdot")(_tensor(a).reshape(-1) * _tensor(b).reshape(-1))
+    from oxmera.ops.complex import cj
+    # NumPy's vdot conjugates its first argument (a no-op for real ones).
+    return _op("sum", "numpy.vdot")(cj(_tensor(a).reshape(-1)) * _tensor(b).reshape(-1))
 
 
 @_implements("inner")

@@ -14,7 +14,8 @@ matrix twice the size, and is differentiable again (any order). ``expm`` is
 :func:`oxmera.linalg.matrix_exp`.
 
 A matrix whose principal square root or logarithm is complex (a negative
-real eigenvalue) raises ValueError: oxmera has no complex dtypes.
+real eigenvalue) raises ValueError: these two compute real results only (no
+complex ones yet, though oxmera has complex tensors).
 """
 import numpy as np
 
@@ -238,8 +239,8 @@ def _matrix_function(name, scipy_name, what):
                 if np.abs(value.imag).max(initial=0.0) > 1e-8 * max(1.0, np.abs(value).max()):
                     raise ValueError(
                         f"the principal {what} of this matrix is complex (it "
-                        f"has an eigenvalue on the negative real axis); oxmera has no complex "
-                        f"dtypes")
+                        f"has an eigenvalue on the negative real axis); oxmera.scipy.linalg."
+                        f"{scipy_name} computes real results only")
                 value = value.real
             out[index] = value
         return out

@@ -30,10 +30,16 @@ def test_linalg_is_complete():
     assert set(onp.linalg.__all__) == set(np.linalg.__all__)
 
 
+def test_fft_is_complete():
+    assert set(onp.fft.__all__) == set(np.fft.__all__)
+    assert all(callable(getattr(onp.fft, name)) for name in np.fft.__all__)
+
+
 def _offered():
     names = [n for n in onp.__all__ if callable(getattr(onp, n))
              and getattr(onp, n) is not getattr(np, n, None)]
-    return names + [f"linalg.{n}" for n in onp.linalg.__all__ if n != "LinAlgError"]
+    return (names + [f"linalg.{n}" for n in onp.linalg.__all__ if n != "LinAlgError"]
+            + [f"fft.{n}" for n in onp.fft.__all__])
 
 
 #: Files: no example call (they read and write files; test_files covers one).
@@ -58,12 +64,7 @@ def test_values_match_numpy(name):
         pytest.skip("file input/output: test_files")
     assert name in TABLE, f"oxmera.numpy.{name} has no example call in _examples.TABLE"
     x = onp.asarray(eval(INPUTS[TABLE[name][0]]))
-    try:
-        ours, theirs, compare = _call(name, x)
-    except TypeError as error:
-        # Complex results: oxmera has no complex dtype yet.
-        assert "complex" in str(error) or "no gradient" in str(error), error
-        return
+    ours, theirs, compare = _call(name, x)
     if compare == "shape":
         assert np.shape(ours) == np.shape(theirs)
     else:
@@ -72,7 +73,7 @@ def test_values_match_numpy(name):
 
 def _float_leaves(result):
     if isinstance(result, oxmera.Tensor):
-        return [result] if result.dtype.kind == "f" else []
+        return [result] if result.dtype.kind in "fc" else []
     if isinstance(result, (tuple, list)):
         return [t for r in result for t in _float_leaves(r)]
     return []
@@ -80,10 +81,11 @@ def _float_leaves(result):
 
 @pytest.mark.parametrize("name", _offered())
 def test_gradient_flows_or_type_error_names_it(name):
-    if name in _FILES or TABLE[name][0] not in ("M", "v", "S", "U", "G", "C", "R"):
+    if name in _FILES or TABLE[name][0] not in ("M", "v", "S", "U", "G", "C", "R", "Z"):
         pytest.skip("no floating input")
     data = eval(INPUTS[TABLE[name][0]])
-    x = oxmera.tensor(data, dtype=oxmera.float64, requires_grad=True)
+    dtype = oxmera.complex128 if TABLE[name][0] == "Z" else oxmera.float64
+    x = oxmera.tensor(data, dtype=dtype, requires_grad=True)
     try:
         result = _ours(name, x)
     except TypeError as error:

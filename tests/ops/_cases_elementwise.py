@@ -443,6 +443,9 @@ add_torch_cases(
     ("equal-nan", lambda lib, x, y: x.isclose(y, equal_nan=True),
      (Leaf((3,), values=(np.nan, np.inf, 1.0)), Leaf((3,), values=(np.nan, -np.inf, 1.0))),
      _NO_GRAD),
+    # Complex values are compared as complex numbers (conjugates differ).
+    ("complex", lambda lib: lib.isclose(lib.tensor([1 + 1j, 2 + 0j, 1j]),
+                                        lib.tensor([1 - 1j, 2 + 1e-9j, 1j])), (), _NO_GRAD),
     ("allclose", lambda lib, x, y: lib.tensor(
         [lib.allclose(x, y), lib.allclose(x, x + 1e-9), x.allclose(y, atol=1.0)]),
      (Leaf((2, 3)), Leaf((3,))), _NO_GRAD))
