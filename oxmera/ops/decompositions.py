@@ -64,6 +64,25 @@ def _scipy_linalg(opname):
     return scipy.linalg
 
 
+def _mh(x):
+    """The conjugate transpose ``x^H`` (``x.mT`` for a real tensor: no op more)."""
+    return cj(x).mT
+
+
+def _check_phase(product, opname):
+    """PyTorch's gauge check: eigen/singular vectors are unique only up to a phase
+    ``e^(i phi)`` each, so a well-defined loss has ``Im(diag(V^H gV)) = 0``."""
+    diagonal = product.diagonal(0, -2, -1)
+    if diagonal.dtype.kind != "c":
+        return
+    imaginary = np.abs(diagonal.imag.detach().numpy())
+    if imaginary.size and not np.allclose(imaginary, 0, atol=1e-2, rtol=1e-2):
+        raise RuntimeError(
+            f"{opname}: The eigenvectors in the complex case are specified up to "
+            f"multiplication by e^{{i phi}}. The specified loss function depends on this "
+            f"quantity, so it is ill-defined.")
+
+
 def _unsqueeze2(x):
     return x.unsqueeze(-1).unsqueeze(-1)
 
@@ -143,7 +162,7 @@ def svd(input, some=True, compute_uv=True):
 
 # -- eigh, eigvalsh ----------------------------------------------------------------------------
 
-@op("linalg_eigh", save=(), save_output=True, float_only=True,
+@op("linalg_eigh", save=(), save_output=True, float_only=True, complex_inputs=True,
     outputs=("eigenvalues", "eigenvectors"))
 def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of a
@@ -164,7 +183,6 @@ def eigh(A, UPLO="L"):
     >>> L
     tensor([1., 3.], dtype=float32)
     """
-    real_only(A, "linalg.eigh")
     _check_square(A.shape, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise OpError(f"linalg.eigh(): UPLO must be 'L' or 'U', got {UPLO!r}")
@@ -176,13 +194,20 @@ def eigh(A, UPLO="L"):
 def _(ctx, grads, A, UPLO="L"):
     grad_l, grad_v = grads
     L, V = ctx.output
+    Vh = _mh(V)
     if _absent(grad_v):
-        return (V * grad_l.unsqueeze(-2)) @ V.mT
-    product = V.mT @ grad_v
-    skew = 0.5 * (product - product.mT)
+        return (V * grad_l.unsqueeze(-2)) @ Vh
+    product = Vh @ grad_v
+    _check_phase(product, "linalg_eigh_backward")
+    skew = 0.5 * (product - _mh(product))
     n = L.shape[-1]
-    E = where(np.eye(n, dtype=bool), 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
-    return V @ (skew / E + diag_embed(grad_l)) @ V.mT
+    eye_mask = np.eye(n, dtype=bool)
+    if skew.dtype.kind == "c":
+        # The skew-Hermitian part's diagonal is i Im(diag(V^H gV)), the phase
+        # direction the check above found (near) zero: dropped, as PyTorch.
+        skew = where(eye_mask, 0.0, skew)
+    E = where(eye_mask, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
+    return V @ (skew / E + diag_embed(grad_l)) @ Vh
 
 
 def eigvalsh(A, UPLO="L"):
@@ -248,13 +273,7 @@ def _(ctx, grads, A):
     else:
         product = Vh @ grad_v
         diagonal = product.diagonal(0, -2, -1)
-        # The loss must not see the vectors' phases: Im(diag(V^H gV)) = 0 then.
-        imaginary = np.abs(diagonal.imag.detach().numpy())
-        if imaginary.size and not np.allclose(imaginary, 0, atol=1e-2, rtol=1e-2):
-            raise RuntimeError(
-                "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                "multiplication by e^{i phi}. The specified loss function depends on this "
-                "quantity, so it is ill-defined.")
+        _check_phase(product, "linalg_eig_backward")
         product = product - Vh @ (V * real(diagonal).unsqueeze(-2))
         conj_l = cj(L)
         E = where(np.eye(n, dtype=bool), 1.0, conj_l.unsqueeze(-2) - conj_l.unsqueeze(-1))
@@ -293,7 +312,8 @@ def _cholesky_info(a, upper):
     return 0
 
 
-@op("linalg_cholesky_ex", save=(), save_output=True, float_only=True, outputs=("L", "info"))
+@op("linalg_cholesky_ex", save=(), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("L", "info"))
 def _cholesky_ex(A, upper=False, check_errors=False):
     """The recorded op behind :func:`oxmera.linalg.cholesky` and :func:`oxmera.linalg.cholesky_ex`.
 
@@ -305,7 +325,6 @@ def _cholesky_ex(A, upper=False, check_errors=False):
     tensor([[2., 0.],
             [0., 2.]], dtype=float32)
     """
-    real_only(A, "linalg.cholesky")
     _check_square(A.shape, "linalg.cholesky")
     batch = A.shape[:-2]
     info = np.zeros(batch, dtype=np.int32)
@@ -331,15 +350,16 @@ def _cholesky_ex(A, upper=False, check_errors=False):
 
 @_cholesky_ex.vjp
 def _(ctx, grads, A, upper=False, check_errors=False):
-    # PyTorch's cholesky_backward (Murray 2016): gA = L^-T Phi(L^T gL) L^-1,
-    # Phi taking the lower triangle with the diagonal halved, symmetrized.
+    # PyTorch's cholesky_backward (Murray 2016): gA = L^-H Phi(L^H gL) L^-1,
+    # Phi taking the lower triangle with the diagonal halved, Hermitian-symmetrized.
     L = ctx.output[0]
     grad = grads[0]
     if upper:
-        L, grad = L.mT, grad.mT
-    gA = (L.mT @ grad).tril()
-    gA = 0.5 * (gA + gA.tril(-1).mT)
-    gA = solve_triangular(L.mT, gA, upper=True)
+        L, grad = _mh(L), _mh(grad)
+    Lh = _mh(L)
+    gA = (Lh @ grad).tril()
+    gA = 0.5 * (gA + _mh(gA.tril(-1)))
+    gA = solve_triangular(Lh, gA, upper=True)
     return solve_triangular(L, gA, upper=False, left=False)
 
 
@@ -397,7 +417,8 @@ def cholesky(input, upper=False):
 
 # -- qr --------------------------------------------------------------------------------------
 
-@op("linalg_qr", save=(), save_output=True, float_only=True, outputs=("Q", "R"))
+@op("linalg_qr", save=(), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("Q", "R"))
 def _qr(A, mode="reduced"):
     """The recorded op behind :func:`oxmera.linalg.qr`.
 
@@ -409,7 +430,6 @@ def _qr(A, mode="reduced"):
     tensor([[1., 0.],
             [0., 1.]], dtype=float32)
     """
-    real_only(A, "linalg.qr")
     _check_matrix(A.shape, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise OpError(f"linalg.qr(): mode must be 'reduced', 'complete' or 'r', got {mode!r}")
@@ -437,17 +457,21 @@ def _(ctx, grads, A, mode="reduced"):
     # square QR with gQ + Y gR2^T.
     R1, grad_r1, grad_r2 = R[..., :m], grad_r[..., :m], grad_r[..., m:]
     Y = (Q @ R)[..., m:]
-    grad_x = _qr_backward_tall(Q, R1, grad_q + Y @ grad_r2.mT, grad_r1)
+    grad_x = _qr_backward_tall(Q, R1, grad_q + Y @ _mh(grad_r2), grad_r1)
     return _shape.cat([grad_x, Q @ grad_r2], -1)
 
 
 def _qr_backward_tall(Q, R, grad_q, grad_r):
-    # m >= n: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T, copyltu
-    # mirroring the lower triangle onto the upper one (the same gradient as
-    # PyTorch's linalg_qr_backward).
-    M = R @ grad_r.mT - grad_q.mT @ Q
-    M = M.tril() + M.tril(-1).mT
-    return solve_triangular(R.mT, grad_q + Q @ M, upper=False, left=False)
+    # m >= n: M = R gR^H - gQ^H Q; gA = (gQ + Q copyltu(M)) R^-H, copyltu
+    # mirroring the lower triangle onto the upper one, conjugated, and keeping
+    # the real part of the diagonal (PyTorch's linalg_qr_backward: R's
+    # diagonal is real, so only that part of it moves).
+    M = R @ _mh(grad_r) - _mh(grad_q) @ Q
+    if M.dtype.kind == "c":
+        M = M.tril(-1) + _mh(M.tril(-1)) + diag_embed(real(M.diagonal(0, -2, -1)))
+    else:
+        M = M.tril() + M.tril(-1).mT
+    return solve_triangular(_mh(R), grad_q + Q @ M, upper=False, left=False)
 
 
 def linalg_qr(A, mode="reduced"):
@@ -488,7 +512,7 @@ def qr(input, some=True):
 # -- triangular solves -------------------------------------------------------------------------
 
 @op("linalg_solve_triangular", inputs=2, save=("A",), save_output=True, promote=True,
-    float_only=True)
+    float_only=True, complex_inputs=True)
 def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     """The recorded op behind :func:`oxmera.linalg.solve_triangular`.
 
@@ -500,7 +524,6 @@ def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     tensor([[0.5],
             [0.5]], dtype=float32)
     """
-    real_only(A, "linalg.solve_triangular")
     name = "linalg.solve_triangular"
     _check_square(A.shape, name, "A")
     _check_matrix(B.shape, name, "B")
@@ -544,13 +567,13 @@ def _substitute(T, B, upper):
 
 @_solve_triangular.vjp
 def _(ctx, grad, A, B, upper, left=True, unitriangular=False):
-    # PyTorch's: gB = A^-T gX (a triangular solve with the other triangle),
-    # gA = -gB X^T (left) or -X^T gB, kept to A's (strict) triangle.
+    # PyTorch's: gB = A^-H gX (a triangular solve with the other triangle),
+    # gA = -gB X^H (left) or -X^H gB, kept to A's (strict) triangle.
     X = ctx.output
-    grad_b = _solve_triangular(A.mT, grad, not upper, left, unitriangular)
+    grad_b = _solve_triangular(_mh(A), grad, not upper, left, unitriangular)
     grad_a = None
     if ctx.needs_input_grad[0]:
-        grad_a = -(grad_b @ X.mT) if left else -(X.mT @ grad_b)
+        grad_a = -(grad_b @ _mh(X)) if left else -(_mh(X) @ grad_b)
         grad_a = grad_a.triu(int(unitriangular)) if upper else grad_a.tril(-int(unitriangular))
     return grad_a, grad_b if ctx.needs_input_grad[1] else None
 

@@ -1,0 +1,132 @@
+"""Gradient cases and PyTorch comparisons of the decompositions on complex
+inputs (see ``_case_table``; ``C`` is a complex128 leaf): cholesky, eigh, qr,
+solve_triangular, ...
+
+Hermitian inputs are built inside each function (``A A^H + n I``, ``A +
+A^H``), as these gradients are the Hermitian ones; losses through
+eigenvectors use only phase-free quantities (``abs(V)``, projectors), the only
+ones with a defined gradient (PyTorch raises otherwise, and so does oxmera:
+checked in test_complex_linalg.py).
+"""
+import oxmera
+
+from ._case_table import C, Leaf, add_cases, add_torch_cases
+
+LA = oxmera.linalg
+
+
+def _h(lib, a):
+    """``a^H`` in either library."""
+    return lib.conj_physical(a).mT
+
+
+def _hpd(lib, a):
+    """A Hermitian positive-definite matrix from any square ``a``."""
+    n = a.shape[-1]
+    return a @ _h(lib, a) + n * lib.eye(n, dtype=a.dtype)
+
+
+def _herm(lib, a):
+    return a + _h(lib, a)
+
+
+def _conditioned(lib, a):
+    n = a.shape[-1]
+    return a + 2.0 * n * lib.eye(n, dtype=a.dtype)
+
+
+# -- cholesky --------------------------------------------------------------------------------
+
+def _cholesky(lib, a, upper=False):
+    return lib.linalg.cholesky(_hpd(lib, a), upper=upper)
+
+
+add_cases(
+    "linalg_cholesky_ex",
+    ("complex", lambda a: _cholesky(oxmera, a), (C((3, 3)),)),
+    ("complex-upper", lambda a: _cholesky(oxmera, a, True), (C((3, 3)),)),
+    ("complex-batched-transposed", lambda a: _cholesky(oxmera, a), (C((2, 3, 3), layout="transposed"),)),
+    ("complex-ex-strided", lambda a: LA.cholesky_ex(_hpd(oxmera, a)).L, (C((2, 2), layout="strided"),)),
+    ("complex-legacy-upper", lambda a: oxmera.cholesky(_hpd(oxmera, a), True), (C((2, 2)),)),
+    ("complex-size-0", lambda a: _cholesky(oxmera, a), (C((0, 2, 2)),)),
+)
+add_torch_cases(
+    "linalg_cholesky_ex",
+    ("complex", _cholesky, (C((3, 3)),)),
+    ("complex-upper", lambda lib, a: _cholesky(lib, a, True), (C((2, 3, 3)),)),
+    ("complex-ex", lambda lib, a: tuple(lib.linalg.cholesky_ex(_hpd(lib, a))), (C((2, 2)),)),
+    ("complex-ex-failing", lambda lib, a: lib.linalg.cholesky_ex(
+        a - 10 * lib.eye(3, dtype=a.dtype)).info, (C((3, 3)),), {"grad": False}),
+)
+
+
+# -- eigh, eigvalsh --------------------------------------------------------------------------
+
+def _eigh_invariants(lib, a, UPLO="L"):
+    L, V = lib.linalg.eigh(_herm(lib, a), UPLO=UPLO)
+    return L, (V * L.unsqueeze(-2).exp()) @ _h(lib, V), V.abs()
+
+
+add_cases(
+    "linalg_eigh",
+    ("complex", lambda a: _eigh_invariants(oxmera, a), (C((3, 3)),)),
+    ("complex-upper-batched", lambda a: _eigh_invariants(oxmera, a, "U"), (C((2, 3, 3)),)),
+    ("complex-transposed", lambda a: _eigh_invariants(oxmera, a), (C((3, 3), layout="transposed"),)),
+    ("complex-strided", lambda a: _eigh_invariants(oxmera, a), (C((2, 2), layout="strided"),)),
+    ("complex-size-0", lambda a: _eigh_invariants(oxmera, a), (C((0, 2, 2)),)),
+    ("complex-eigvalsh", lambda a: LA.eigvalsh(_herm(oxmera, a)), (C((3, 3)),)),
+)
+add_torch_cases(
+    "linalg_eigh",
+    ("complex", _eigh_invariants, (C((3, 3)),)),
+    ("complex-upper-batched", lambda lib, a: _eigh_invariants(lib, a, "U"), (C((2, 3, 3)),)),
+    ("complex-eigvalsh", lambda lib, a: lib.linalg.eigvalsh(_herm(lib, a)), (C((4, 4)),)),
+    ("complex-uplo-reads-one-triangle", lambda lib, a: lib.linalg.eigvalsh(a, UPLO="U"),
+     (C((3, 3)),), {"grad": False}),
+)
+
+
+# -- qr --------------------------------------------------------------------------------------
+
+add_cases(
+    "linalg_qr",
+    ("complex-square", LA.qr, (C((3, 3)),)),
+    ("complex-tall", LA.qr, (C((4, 2)),)),
+    ("complex-wide", LA.qr, (C((2, 4)),)),
+    ("complex-batched-transposed", LA.qr, (C((2, 3, 2), layout="transposed"),)),
+    ("complex-complete-wide", lambda a: LA.qr(a, mode="complete"), (C((2, 3), layout="strided"),)),
+    ("complex-size-0", LA.qr, (C((0, 3, 2)),)),
+)
+add_torch_cases(
+    "linalg_qr",
+    ("complex-tall", lambda lib, a: tuple(lib.linalg.qr(a)), (C((4, 3)),)),
+    ("complex-wide", lambda lib, a: tuple(lib.linalg.qr(a)), (C((2, 2, 4)),)),
+    ("complex-complete", lambda lib, a: tuple(lib.linalg.qr(a, mode="complete")), (C((3, 3)),)),
+)
+
+
+# -- solve_triangular ------------------------------------------------------------------------
+
+def _tri(lib, A, B, **kw):
+    return lib.linalg.solve_triangular(_conditioned(lib, A), B, **kw)
+
+
+add_cases(
+    "linalg_solve_triangular",
+    ("complex-upper", lambda A, B: _tri(oxmera, A, B, upper=True), (C((3, 3)), C((3, 2)))),
+    ("complex-lower-right", lambda A, B: _tri(oxmera, A, B, upper=False, left=False),
+     (C((3, 3)), C((2, 3)))),
+    ("complex-unitriangular", lambda A, B: _tri(oxmera, A, B, upper=True, unitriangular=True),
+     (C((3, 3), layout="transposed"), C((3, 2), layout="strided"))),
+    ("complex-real-B", lambda A, B: _tri(oxmera, A, B, upper=False), (C((2, 3, 3)), Leaf((3, 1)))),
+    ("real-complex-B", lambda A, B: _tri(oxmera, A, B, upper=True, left=False),
+     (Leaf((3, 3)), C((2, 3)))),
+    ("complex-size-0", lambda A, B: _tri(oxmera, A, B, upper=True), (C((3, 3)), C((3, 0)))),
+)
+add_torch_cases(
+    "linalg_solve_triangular",
+    ("complex-upper", lambda lib, A, B: _tri(lib, A, B, upper=True), (C((3, 3)), C((3, 2)))),
+    ("complex-lower-right-unit", lambda lib, A, B: _tri(lib, A, B, upper=False, left=False,
+                                                      unitriangular=True),
+     (C((2, 3, 3)), C((2, 2, 3)))),
+)
