@@ -20,12 +20,12 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import real_only
-from oxmera.ops.complex import cj
+from oxmera.ops._utils import real_of, real_only
+from oxmera.ops.complex import cj, imag
 from oxmera.ops.creation import eye, tensor, zeros
 from oxmera.ops.decompositions import (_check_matrix, _method, _result_type, _scipy_linalg,
                                        _unsqueeze2)
-from oxmera.ops.elementwise import where
+from oxmera.ops.elementwise import log, where
 from oxmera.ops.linalg import _as_tensor, _check_square, _shape_of, inv, solve
 
 __all__ = ["slogdet", "logdet", "matrix_power", "matrix_exp", "pinverse"]
@@ -36,7 +36,8 @@ Tensor = _core.Tensor
 
 # -- slogdet, logdet ---------------------------------------------------------------------------
 
-@op("linalg_slogdet", save=("A",), float_only=True, outputs=("sign", "logabsdet"))
+@op("linalg_slogdet", save=("A",), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("sign", "logabsdet"))
 def slogdet(A):
     """Sign and log of the absolute value of the determinant:
     ``oxmera.linalg.slogdet`` (also ``oxmera.slogdet``), a named tuple
@@ -44,7 +45,9 @@ def slogdet(A):
 
     The gradient of ``logabsdet`` is ``inv(A)^T``, as PyTorch's (NaN at a
     singular matrix, as PyTorch's); ``sign`` is piecewise constant, its
-    gradient zero.
+    gradient zero. For a complex ``A``, ``sign`` is complex with ``|sign| =
+    1`` (``logabsdet`` real) and differentiable: the gradient is ``(g_l + i
+    Im(conj(sign) g_s)) inv(A)^H``, PyTorch's.
 
     Examples
     --------
@@ -52,10 +55,9 @@ def slogdet(A):
     >>> oxmera.linalg.slogdet(oxmera.tensor([[-2.0, 0.0], [0.0, 3.0]]))
     linalg_slogdet(sign=tensor(-1., dtype=float32), logabsdet=tensor(1.7918, dtype=float32))
     """
-    real_only(A, "linalg.slogdet")
     _check_square(A.shape, "linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
-    return np.asarray(sign, dtype=A.dtype), np.asarray(logabsdet, dtype=A.dtype)
+    return np.asarray(sign, dtype=A.dtype), np.asarray(logabsdet, dtype=real_of(A.dtype))
 
 
 @slogdet.vjp
@@ -66,12 +68,18 @@ def _(ctx, grads, A):
         # A singular matrix: log|det| is -inf there and has no gradient;
         # PyTorch's is NaN, so is this one.
         inverse = A * math.nan
-    return _unsqueeze2(grads[1]) * inverse.mT
+    if A.dtype.kind != "c":
+        return _unsqueeze2(grads[1]) * inverse.mT
+    # log det A = logabsdet + i angle(sign): the sign's gradient moves the angle.
+    sign = ctx.output[0]
+    g = grads[1] + 1j * imag(cj(sign) * grads[0])
+    return _unsqueeze2(g) * cj(inverse).mT
 
 
 def logdet(input):
     """Log of the determinant: ``oxmera.logdet``; NaN for a negative
-    determinant and ``-inf`` for zero, as PyTorch's.
+    determinant and ``-inf`` for zero, as PyTorch's. For a complex matrix,
+    the complex logarithm ``log(sign) + logabsdet``, as PyTorch's.
 
     Examples
     --------
@@ -82,6 +90,9 @@ def logdet(input):
     tensor(nan, dtype=float32)
     """
     sign, logabsdet = slogdet(input)
+    if sign.dtype.kind == "c":
+        # log det A, complex: its imaginary part is the determinant's angle.
+        return log(sign) + logabsdet
     return where(sign.detach() < 0, math.nan, logabsdet)
 
 
@@ -363,13 +374,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # -- matrix functions --------------------------------------------------------------------------
 
-@op("linalg_matrix_exp", save=("A",), float_only=True)
+@op("linalg_matrix_exp", save=("A",), float_only=True, complex_inputs=True)
 def matrix_exp(A):
     """Matrix exponential: ``oxmera.linalg.matrix_exp`` (also ``oxmera.matrix_exp``).
 
     The gradient is PyTorch's: the upper-right block of the exponential of
-    ``[[A^T, G], [0, A^T]]``, itself a matrix_exp, so it differentiates
-    again. Needs SciPy (``scipy.linalg.expm``).
+    ``[[A^H, G], [0, A^H]]``, itself a matrix_exp, so it differentiates
+    again; real and complex inputs. Needs SciPy (``scipy.linalg.expm``).
 
     Examples
     --------
@@ -378,7 +389,6 @@ def matrix_exp(A):
     tensor([[1., 1.],
             [0., 1.]], dtype=float32)
     """
-    real_only(A, "linalg.matrix_exp")
     _check_square(A.shape, "linalg.matrix_exp")
     linalg = _scipy_linalg("linalg.matrix_exp")
     if A.size == 0:
@@ -388,9 +398,11 @@ def matrix_exp(A):
 
 @matrix_exp.vjp
 def _(ctx, grad, A):
+    # The adjoint of the Frechet derivative at A is the derivative at A^H.
     n = A.shape[-1]
-    top = _shape.cat([A.mT, grad], -1)
-    bottom = _shape.cat([zeros(tuple(grad.shape), dtype=grad.dtype), A.mT], -1)
+    Ah = cj(A).mT
+    top = _shape.cat([Ah, grad], -1)
+    bottom = _shape.cat([zeros(tuple(grad.shape), dtype=grad.dtype), Ah], -1)
     return matrix_exp(_shape.cat([top, bottom], -2))[..., :n, n:]
 
 

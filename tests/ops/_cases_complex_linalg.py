@@ -130,3 +130,31 @@ add_torch_cases(
                                                       unitriangular=True),
      (C((2, 3, 3)), C((2, 2, 3)))),
 )
+
+
+# -- slogdet, logdet, matrix_exp -------------------------------------------------------------
+
+add_cases(
+    "linalg_slogdet",
+    ("complex", LA.slogdet, (C((3, 3)),)),
+    ("complex-batched-transposed", LA.slogdet, (C((2, 3, 3), layout="transposed"),)),
+    ("complex-sign-only", lambda a: LA.slogdet(a).sign, (C((2, 2), layout="strided"),)),
+    ("complex-logdet", oxmera.logdet, (C((3, 3)),)),
+    ("complex-size-0", LA.slogdet, (C((0, 2, 2)),)),
+)
+add_torch_cases(
+    "linalg_slogdet",
+    ("complex", lambda lib, a: tuple(lib.linalg.slogdet(a)), (C((3, 3)),)),
+    ("complex-batched", lambda lib, a: tuple(lib.linalg.slogdet(a)), (C((2, 4, 4)),)),
+    ("complex-logdet", lambda lib, a: lib.logdet(a), (C((3, 3)),)),
+)
+add_cases(
+    "linalg_matrix_exp",
+    ("complex", LA.matrix_exp, (C((3, 3)),)),
+    ("complex-batched-transposed", LA.matrix_exp, (C((2, 2, 2), layout="transposed"),)),
+    ("complex-strided", LA.matrix_exp, (C((2, 2), layout="strided"),)),
+)
+add_torch_cases(
+    "linalg_matrix_exp",
+    ("complex", lambda lib, a: lib.linalg.matrix_exp(a), (C((3, 3)),)),
+)
