@@ -105,8 +105,10 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     only the first ``k`` columns of ``U`` (rows of ``Vh``) carry gradient, the
     others are not unique. The singular vectors are unique only up to sign,
     so only a loss that does not depend on those signs has a well-defined
-    gradient; for real inputs, as in PyTorch, this is not checked (PyTorch's
-    gauge check concerns the complex phase). Through ``U`` or ``Vh`` the
+    gradient; for real inputs, as in PyTorch, this is not checked. For complex
+    inputs each pair of singular vectors is unique up to a phase ``e^(i phi)``:
+    a loss that depends on it (``U.real``; ``abs(U)`` is fine) raises a
+    ``RuntimeError`` in backward, as PyTorch's gauge check. Through ``U`` or ``Vh`` the
     gradient divides by ``S_i^2 - S_j^2``: at repeated singular values it is
     inf/nan, as PyTorch's and as documented there; through ``S`` alone it is
     ``U diag(gS) Vh``, finite everywhere.
@@ -153,10 +155,11 @@ def svd(input, some=True, compute_uv=True):
         S = _svd(A).S
         m, n = A.shape[-2], A.shape[-1]
         batch = tuple(A.shape[:-2])
-        return _LegacySVD(zeros(batch + (m, m), dtype=S.dtype), S,
-                          zeros(batch + (n, n), dtype=S.dtype))
+        dtype = A.dtype if A.dtype.kind == "c" else S.dtype
+        return _LegacySVD(zeros(batch + (m, m), dtype=dtype), S,
+                          zeros(batch + (n, n), dtype=dtype))
     U, S, Vh = _svd(A, not some)
-    return _LegacySVD(U, S, Vh.mT)
+    return _LegacySVD(U, S, _mh(Vh))
 
 
 

@@ -158,3 +158,38 @@ add_torch_cases(
     "linalg_matrix_exp",
     ("complex", lambda lib, a: lib.linalg.matrix_exp(a), (C((3, 3)),)),
 )
+
+
+# -- svd, svdvals: losses through phase-free quantities ---------------------------------------
+
+def _svd_invariants(lib, a, full=False):
+    U, S_, Vh = lib.linalg.svd(a, full_matrices=full)
+    k = S_.shape[-1]
+    U, Vh = U[..., :k], Vh[..., :k, :]
+    return S_, U.abs(), Vh.abs(), (U * S_.unsqueeze(-2)) @ Vh, U @ _h(lib, U)
+
+
+add_cases(
+    "linalg_svd",
+    ("complex-square", lambda a: _svd_invariants(oxmera, a), (C((3, 3)),)),
+    ("complex-tall", lambda a: _svd_invariants(oxmera, a), (C((4, 2)),)),
+    ("complex-wide-full", lambda a: _svd_invariants(oxmera, a, True), (C((2, 3)),)),
+    ("complex-batched-transposed", lambda a: _svd_invariants(oxmera, a),
+     (C((2, 3, 2), layout="transposed"),)),
+    ("complex-u-only", lambda a: LA.svd(a, full_matrices=False).U.abs(), (C((3, 2)),)),
+    ("complex-vh-only", lambda a: LA.svd(a, full_matrices=False).Vh.abs(),
+     (C((2, 3), layout="strided"),)),
+    ("complex-svdvals", LA.svdvals, (C((3, 2)),)),
+    ("complex-legacy", lambda a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ _h(oxmera, r.V))(
+        oxmera.svd(a)), (C((3, 2)),)),
+    ("complex-size-0", lambda a: _svd_invariants(oxmera, a), (C((0, 2, 3)),)),
+)
+add_torch_cases(
+    "linalg_svd",
+    ("complex-tall", _svd_invariants, (C((4, 2)),)),
+    ("complex-wide-full", lambda lib, a: _svd_invariants(lib, a, True), (C((2, 2, 3)),)),
+    ("complex-svdvals", lambda lib, a: lib.linalg.svdvals(a), (C((3, 4)),)),
+    ("complex-legacy", lambda lib, a: (lambda r: ((r.U * r.S.unsqueeze(-2)) @ _h(lib, r.V),
+                                                  r.S))(lib.svd(a)), (C((3, 2)),)),
+    ("complex-legacy-no-uv", lambda lib, a: tuple(lib.svd(a, compute_uv=False)), (C((3, 2)),)),
+)

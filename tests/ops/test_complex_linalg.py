@@ -36,3 +36,13 @@ def test_eigh_phase_free_loss_has_a_gradient(lib):
     V = lib.linalg.eigh(A).eigenvectors
     (V.abs() ** 2 * lib.arange(3.0)).sum().backward()
     assert A.grad is not None
+
+
+@pytest.mark.parametrize("lib", _libraries(), ids=lambda lib: lib.__name__)
+def test_svd_loss_through_singular_vector_phases_raises(lib):
+    rng = np.random.default_rng(2)
+    A = lib.tensor(rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)),
+                   requires_grad=True)
+    U = lib.linalg.svd(A).U
+    with pytest.raises(RuntimeError, match=r"svd_backward: .*e\^\{i phi\}"):
+        U.real.sum().backward()
