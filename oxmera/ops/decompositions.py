@@ -603,7 +603,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 def cholesky_solve(B, L, upper=False):
     """The solution ``X`` of ``A X = B`` given the Cholesky factor ``L`` of
-    ``A`` (``A = L L^T``; ``upper=True``: ``A = U^T U``): ``oxmera.cholesky_solve``.
+    ``A`` (``A = L L^H``; ``upper=True``: ``A = U^H U``): ``oxmera.cholesky_solve``.
 
     ``B`` is ``(*, n, k)``; batch dims broadcast. Two triangular solves,
     differentiable in ``B`` and ``L``.
@@ -620,8 +620,8 @@ def cholesky_solve(B, L, upper=False):
     _check_square(L.shape, "cholesky_solve", "L")
     _check_matrix(_shape_of(B), "cholesky_solve", "B")
     if upper:
-        return solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
-    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+        return solve_triangular(L, solve_triangular(_mh(L), B, upper=False), upper=True)
+    return solve_triangular(_mh(L), solve_triangular(L, B, upper=False), upper=True)
 
 
 def cholesky_inverse(L, upper=False):

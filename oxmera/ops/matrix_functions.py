@@ -20,7 +20,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import real_of, real_only
+from oxmera.ops._utils import real_of
 from oxmera.ops.complex import cj, imag
 from oxmera.ops.creation import eye, tensor, zeros
 from oxmera.ops.decompositions import (_check_matrix, _method, _result_type, _scipy_linalg,
@@ -125,10 +125,15 @@ def _spectrum(A, hermitian):
     if not hermitian:
         return np.linalg.svd(A, full_matrices=False)
     w, V = np.linalg.eigh(A)
-    return V, np.abs(w), np.swapaxes(V * np.sign(w)[..., None, :], -1, -2)
+    return V, np.abs(w), _adjoint(V * np.sign(w)[..., None, :])
 
 
-@op("linalg_pinv", save=("A",), save_output=True, float_only=True)
+def _adjoint(a):
+    """The conjugate transpose of an array (no copy for a real one)."""
+    return np.swapaxes(a.conj() if a.dtype.kind == "c" else a, -1, -2)
+
+
+@op("linalg_pinv", save=("A",), save_output=True, float_only=True, complex_inputs=True)
 def _pinv(A, atol=None, rtol=None, hermitian=False):
     """The recorded op behind :func:`oxmera.linalg.pinv`.
 
@@ -140,7 +145,6 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
     tensor([[0.5, 0. ],
             [0. , 0. ]], dtype=float32)
     """
-    real_only(A, "linalg.pinv")
     _check_matrix(A.shape, "linalg.pinv")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -151,7 +155,7 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
     cutoff = _tolerance(S.max(-1), m, n, A.dtype, atol, rtol, "linalg.pinv")
     with np.errstate(divide="ignore"):
         inverse = np.where(S > np.asarray(cutoff)[..., None], 1.0 / S, 0.0).astype(A.dtype)
-    return np.swapaxes(Vh, -1, -2) @ (inverse[..., None] * np.swapaxes(U, -1, -2))
+    return _adjoint(Vh) @ (inverse[..., None] * _adjoint(U))
 
 
 @_pinv.vjp
@@ -162,14 +166,14 @@ def _(ctx, grad, A, atol=None, rtol=None, hermitian=False):
 def _pinv_backward(grad, P, A):
     # PyTorch's pinv_backward (Golub & Pereyra: the rank held constant).
     m, n = A.shape[-2], A.shape[-1]
-    Ph, gh = P.mT, grad.mT
+    Ph, gh = cj(P).mT, cj(grad).mT
     if m <= n:
         K = gh @ P
         KPh = K @ Ph
-        return -(P @ K).mT + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
+        return -cj(P @ K).mT + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
     K = P @ gh
     PhK = Ph @ K
-    return -(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
+    return -cj(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
 
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
@@ -210,7 +214,7 @@ def pinverse(input, rcond=1e-15):
 
 
 
-@op("linalg_matrix_rank", differentiable=False, float_only=True)
+@op("linalg_matrix_rank", differentiable=False, float_only=True, complex_inputs=True)
 def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     """The op behind :func:`oxmera.linalg.matrix_rank` (not differentiable).
 
@@ -221,7 +225,6 @@ def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     >>> _matrix_rank(oxmera.ones(3, 3))
     tensor(1, dtype=int64)
     """
-    real_only(A, "linalg.matrix_rank")
     _check_matrix(A.shape, "linalg.matrix_rank")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -258,7 +261,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-@op("linalg_lstsq", inputs=2, promote=True, float_only=True)
+@op("linalg_lstsq", inputs=2, promote=True, float_only=True, complex_inputs=True)
 def _lstsq_solution(A, B, rcond=None):
     """The recorded least-squares solution behind :func:`oxmera.linalg.lstsq` (``B`` a batch
     of matrices).
@@ -270,7 +273,6 @@ def _lstsq_solution(A, B, rcond=None):
     >>> _lstsq_solution(oxmera.tensor([[1.0], [1.0]]), oxmera.tensor([[1.0], [3.0]]))
     tensor([[2.]], dtype=float32)
     """
-    real_only(A, "linalg.lstsq")
     return _lstsq_arrays(A, B, rcond)[0]
 
 
@@ -292,9 +294,9 @@ def _lstsq_arrays(A, B, rcond):
     if rcond is None:
         rcond = np.finfo(A.dtype).eps * max(m, n)
     X = np.zeros(batch + (n, k), dtype=A.dtype)
-    residuals = np.zeros(batch + (k,), dtype=A.dtype)
+    residuals = np.zeros(batch + (k,), dtype=real_of(A.dtype))
     rank = np.zeros(batch, dtype=np.int64)
-    values = np.zeros(batch + (min(m, n),), dtype=A.dtype)
+    values = np.zeros(batch + (min(m, n),), dtype=real_of(A.dtype))
     if A.size:
         for index in np.ndindex(*batch):
             x, res, r, s = np.linalg.lstsq(A[index], B[index], rcond=rcond)
@@ -309,8 +311,8 @@ def _(ctx, grad, A, B, rcond=None):
     # PyTorch's linalg_lstsq_backward: through pinv(A) (default tolerances).
     needs = ctx.needs_input_grad
     P = _pinv(A)
-    grad_a = _pinv_backward(grad @ B.mT, P, A) if needs[0] else None
-    return grad_a, (P.mT @ grad) if needs[1] else None
+    grad_a = _pinv_backward(grad @ cj(B).mT, P, A) if needs[0] else None
+    return grad_a, (cj(P).mT @ grad) if needs[1] else None
 
 
 _Lstsq = _result_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))

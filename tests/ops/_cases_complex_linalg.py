@@ -10,7 +10,7 @@ checked in test_complex_linalg.py).
 """
 import oxmera
 
-from ._case_table import C, Leaf, add_cases, add_torch_cases
+from ._case_table import COMPOSITE_CASES, C, Case, Leaf, add_cases, add_torch_cases
 
 LA = oxmera.linalg
 
@@ -192,4 +192,84 @@ add_torch_cases(
     ("complex-legacy", lambda lib, a: (lambda r: ((r.U * r.S.unsqueeze(-2)) @ _h(lib, r.V),
                                                   r.S))(lib.svd(a)), (C((3, 2)),)),
     ("complex-legacy-no-uv", lambda lib, a: tuple(lib.svd(a, compute_uv=False)), (C((3, 2)),)),
+)
+
+
+# -- pinv, lstsq, matrix_rank ----------------------------------------------------------------
+
+add_cases(
+    "linalg_pinv",
+    ("complex-tall", LA.pinv, (C((4, 2)),)),
+    ("complex-wide-batched", LA.pinv, (C((2, 2, 3)),)),
+    ("complex-hermitian", lambda a: LA.pinv(_herm(oxmera, a), hermitian=True),
+     (C((3, 3), layout="transposed"),)),
+    ("complex-pinverse", oxmera.pinverse, (C((2, 3), layout="strided"),)),
+    ("complex-size-0", LA.pinv, (C((0, 3)),)),
+)
+add_torch_cases(
+    "linalg_pinv",
+    ("complex-tall", lambda lib, a: lib.linalg.pinv(a), (C((4, 3)),)),
+    ("complex-wide", lambda lib, a: lib.linalg.pinv(a), (C((2, 2, 3)),)),
+    ("complex-hermitian", lambda lib, a: lib.linalg.pinv(_herm(lib, a), hermitian=True),
+     (C((3, 3)),)),
+)
+add_cases(
+    "linalg_lstsq",
+    ("complex-tall", lambda a, b: LA.lstsq(a, b).solution, (C((4, 2)), C((4, 3)))),
+    ("complex-vector", lambda a, b: LA.lstsq(a, b).solution, (C((4, 2)), C((4,)))),
+    ("complex-wide", lambda a, b: LA.lstsq(a, b, driver="gelsd").solution,
+     (C((2, 3), layout="transposed"), C((2, 2)))),
+    ("real-complex", lambda a, b: LA.lstsq(a, b).solution, (Leaf((4, 2)), C((4, 1)))),
+    ("complex-size-0", lambda a, b: LA.lstsq(a, b).solution, (C((0, 3, 2)), C((0, 3, 1)))),
+)
+add_torch_cases(
+    "linalg_lstsq",
+    ("complex-tall", lambda lib, a, b: lib.linalg.lstsq(a, b).solution, (C((4, 2)), C((4, 3)))),
+    ("complex-batched", lambda lib, a, b: lib.linalg.lstsq(a, b).solution,
+     (C((2, 4, 2)), C((2, 4, 1)))),
+    *[(f"complex-fields-{d}", lambda lib, a, b, d=d: tuple(lib.linalg.lstsq(a, b, driver=d))[1:],
+       (C((4, 2)), C((4, 3))), {"grad": False}) for d in ("gelsy", "gelsd", "gelss")],
+)
+add_torch_cases(
+    "linalg_matrix_rank",
+    ("complex", lambda lib, a: lib.linalg.matrix_rank(a[:, :1] @ a[:1, :]), (C((3, 3)),),
+     {"grad": False}),
+    ("complex-hermitian", lambda lib, a: lib.linalg.matrix_rank(a @ _h(lib, a), hermitian=True),
+     (C((3, 2)),), {"grad": False}),
+)
+
+
+# -- norms and cond (composed of svd and others) -----------------------------------------------
+
+for _k, _ord in enumerate(["fro", "nuc", 2, -2, 1, float("inf")]):
+    add_torch_cases("linalg_svd", (f"complex-matrix-norm-{_k}",
+                                   lambda lib, a, o=_ord: lib.linalg.matrix_norm(a, o),
+                                   (C((3, 4)),)))
+for _k, _p in enumerate([None, 2, "nuc", -2]):
+    add_torch_cases("linalg_svd", (f"complex-cond-{_k}", lambda lib, a, p=_p: lib.linalg.cond(a, p),
+                                   (C((3, 3)),)))
+# PyTorch's own backward of cond(A, 'fro') and cond(A, 1) fails (an in-place write):
+# values only.
+for _k, _p in enumerate(["fro", 1]):
+    add_torch_cases("linalg_inv", (f"complex-cond-values-{_k}",
+                                   lambda lib, a, p=_p: lib.linalg.cond(a, p), (C((3, 3)),),
+                                   {"grad": False}))
+COMPOSITE_CASES.extend([
+    Case("composite:complex-cond", LA.cond, (C((3, 3)),)),
+    Case("composite:complex-cond-fro", lambda a: LA.cond(a, "fro"), (C((2, 3, 3)),)),
+    Case("composite:complex-matrix-norm-2", lambda a: LA.matrix_norm(a, 2), (C((3, 2)),)),
+    Case("composite:complex-matrix-norm-nuc", lambda a: LA.matrix_norm(a, "nuc"),
+         (C((2, 3), layout="transposed"),)),
+    Case("composite:complex-cholesky-solve", lambda a, b: oxmera.cholesky_solve(
+        b, LA.cholesky(_hpd(oxmera, a))), (C((3, 3)), C((3, 2)))),
+    Case("composite:complex-cholesky-inverse", lambda a: oxmera.cholesky_inverse(
+        LA.cholesky(_hpd(oxmera, a)), upper=False), (C((3, 3)),)),
+])
+add_torch_cases(
+    "linalg_solve_triangular",
+    *[(f"complex-cholesky-solve-{upper}", lambda lib, a, b, u=upper: lib.cholesky_solve(
+        b, lib.linalg.cholesky(_hpd(lib, a), upper=u), u), (C((3, 3)), C((3, 2))))
+      for upper in (False, True)],
+    ("complex-cholesky-inverse", lambda lib, a: lib.cholesky_inverse(
+        lib.linalg.cholesky(_hpd(lib, a))), (C((3, 3)),)),
 )
