@@ -24,7 +24,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import complex_of, real_only
+from oxmera.ops._utils import complex_of
 from oxmera.ops.complex import cj, real
 from oxmera.ops.construction import diag_embed
 from oxmera.ops.creation import eye, ones, tensor, zeros
@@ -681,7 +681,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 # -- LU ----------------------------------------------------------------------------------------
 
-@op("linalg_lu_factor_ex", save=(), save_output=True, float_only=True,
+@op("linalg_lu_factor_ex", save=(), save_output=True, float_only=True, complex_inputs=True,
     outputs=("LU", "pivots", "info"))
 def _lu_factor_ex(A, pivot=True, check_errors=False):
     """The recorded op behind :func:`oxmera.linalg.lu_factor`,
@@ -694,7 +694,6 @@ def _lu_factor_ex(A, pivot=True, check_errors=False):
     >>> _lu_factor_ex(oxmera.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
     tensor([2, 2], dtype=int32)
     """
-    real_only(A, "linalg.lu_factor")
     name = "linalg.lu_factor"
     _check_matrix(A.shape, name)
     if not pivot:
@@ -739,22 +738,22 @@ def _lu_backward(grad_l, grad_u, P, L, U):
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
     if m == n:
-        # gA = P L^-T [L^T gL o 1_L + gU U^T o 1_U] U^-T
-        gA = (L.mT @ grad_l).tril(-1) + (grad_u @ U.mT).triu()
-        gA = solve_triangular(U.mT, gA, upper=False, left=False)
-        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+        # gA = P L^-H [L^H gL o 1_L + gU U^H o 1_U] U^-H
+        gA = (_mh(L) @ grad_l).tril(-1) + (grad_u @ _mh(U)).triu()
+        gA = solve_triangular(_mh(U), gA, upper=False, left=False)
+        gA = solve_triangular(_mh(L), gA, upper=True, unitriangular=True)
     elif m < n:
         U1, grad_u1, grad_u2 = U[..., :k], grad_u[..., :k], grad_u[..., k:]
-        gA = L.mT @ grad_l - grad_u.triu() @ U.mT
-        gA = solve_triangular(U1.mT, gA.tril(-1), upper=False, left=False)
+        gA = _mh(L) @ grad_l - grad_u.triu() @ _mh(U)
+        gA = solve_triangular(_mh(U1), gA.tril(-1), upper=False, left=False)
         gA = _shape.cat([gA + grad_u1.triu(), grad_u2], -1)
-        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+        gA = solve_triangular(_mh(L), gA, upper=True, unitriangular=True)
     else:
         L1, grad_l1, grad_l2 = L[..., :k, :], grad_l[..., :k, :], grad_l[..., k:, :]
-        gA = grad_u @ U.mT - L.mT @ grad_l.tril(-1)
-        gA = solve_triangular(L1.mT, gA.triu(), upper=True, unitriangular=True)
+        gA = grad_u @ _mh(U) - _mh(L) @ grad_l.tril(-1)
+        gA = solve_triangular(_mh(L1), gA.triu(), upper=True, unitriangular=True)
         gA = _shape.cat([gA + grad_l1.tril(-1), grad_l2], -2)
-        gA = solve_triangular(U.mT, gA, upper=False, left=False)
+        gA = solve_triangular(_mh(U), gA, upper=False, left=False)
     return P @ gA
 
 
@@ -863,7 +862,7 @@ def lu(A, *, pivot=True):
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """The solution of ``A X = B`` from :func:`oxmera.linalg.lu_factor`'s ``(LU, pivots)``:
     ``oxmera.linalg.lu_solve`` (``left=False``: ``X A = B``; ``adjoint=True``:
-    with ``A^T``). Composed of triangular solves, differentiable in ``LU``
+    with ``A^H``, the conjugate transpose). Composed of triangular solves, differentiable in ``LU``
     and ``B``.
 
     Examples
@@ -882,14 +881,14 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if left and not adjoint:        # X = U^-1 L^-1 P^T B
         X = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
         return solve_triangular(U, X, upper=True)
-    if left:                        # X = P L^-T U^-T B
-        X = solve_triangular(U.mT, B, upper=False)
-        return P @ solve_triangular(L.mT, X, upper=True, unitriangular=True)
+    if left:                        # X = P L^-H U^-H B
+        X = solve_triangular(_mh(U), B, upper=False)
+        return P @ solve_triangular(_mh(L), X, upper=True, unitriangular=True)
     if not adjoint:                 # X = B U^-1 L^-1 P^T
         X = solve_triangular(U, B, upper=True, left=False)
         return solve_triangular(L, X, upper=False, left=False, unitriangular=True) @ P.mT
-    X = solve_triangular(L.mT, B @ P, upper=True, left=False, unitriangular=True)
-    return solve_triangular(U.mT, X, upper=False, left=False)   # X = B P L^-T U^-T
+    X = solve_triangular(_mh(L), B @ P, upper=True, left=False, unitriangular=True)
+    return solve_triangular(_mh(U), X, upper=False, left=False)   # X = B P L^-H U^-H
 
 
 # -- Tensor methods (as in PyTorch) ----------------------------------------------------------

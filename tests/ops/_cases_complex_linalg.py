@@ -273,3 +273,31 @@ add_torch_cases(
     ("complex-cholesky-inverse", lambda lib, a: lib.cholesky_inverse(
         lib.linalg.cholesky(_hpd(lib, a))), (C((3, 3)),)),
 )
+
+
+# -- LU ----------------------------------------------------------------------------------------
+
+add_cases(
+    "linalg_lu_factor_ex",
+    ("complex-factor", lambda a: LA.lu_factor(a).LU, (C((3, 3)),)),
+    ("complex-lu-tall", lambda a: LA.lu(a)[1:], (C((4, 3), layout="transposed"),)),
+    ("complex-lu-wide", lambda a: LA.lu(a)[1:], (C((2, 3), layout="strided"),)),
+    ("complex-lu-batched", lambda a: LA.lu(a)[1:], (C((2, 3, 3)),)),
+    ("complex-lu-solve", lambda a, b: LA.lu_solve(*LA.lu_factor(_conditioned(oxmera, a)), b),
+     (C((3, 3)), C((3, 2)))),
+    ("complex-lu-solve-adjoint-right", lambda a, b: LA.lu_solve(
+        *LA.lu_factor(_conditioned(oxmera, a)), b, left=False, adjoint=True),
+     (C((3, 3)), C((2, 3)))),
+    ("complex-size-0", lambda a: LA.lu_factor(a).LU, (C((0, 2, 2)),)),
+)
+add_torch_cases(
+    "linalg_lu_factor_ex",
+    ("complex-factor", lambda lib, a: tuple(lib.linalg.lu_factor(a)), (C((3, 3)),)),
+    ("complex-lu-tall", lambda lib, a: tuple(lib.linalg.lu(a)), (C((2, 4, 3)),)),
+    ("complex-lu-wide", lambda lib, a: tuple(lib.linalg.lu(a)), (C((3, 5)),)),
+    # (* 1: PyTorch returns a lazily conjugated view here, which its own
+    # view_as_real, used by the comparison's gradient, refuses.)
+    *[(f"complex-lu-solve-{left}-{adjoint}", lambda lib, a, b, left=left, adjoint=adjoint:
+       lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b, left=left, adjoint=adjoint) * 1,
+       (C((3, 3)), C((3, 3)))) for left in (True, False) for adjoint in (True, False)],
+)
