@@ -1,5 +1,5 @@
 """The matrix decompositions behind ``oxmera.linalg`` (as ``torch.linalg``),
-for float32 and float64 inputs: svd (public; the op is in
+for float32, float64, complex64 and complex128 inputs: svd (public; the op is in
 ``oxmera.ops.linalg``), eigh, eig, cholesky, qr, LU, triangular solves.
 
 Primitives with VJPs of their own (PyTorch's formulas, written with oxmera
@@ -8,9 +8,10 @@ solve_triangular, eig. eigvalsh, eigvals, cholesky, lu, lu_solve, lu_unpack and 
 legacy ``oxmera.svd`` / ``cholesky`` / ``qr`` are composed of them. The
 functions of matrices built on these are in ``oxmera.ops.matrix_functions``.
 
-eig and eigvals take real and complex matrices (complex results); the other
-decompositions refuse complex inputs for now. lu_factor computes with SciPy
-(``pip install oxmera[scipy]``); everything else here with NumPy.
+Every one takes real and complex matrices (eig and eigvals give complex
+results for real ones too); for complex ones the gradients are PyTorch's, the
+transposes of the real formulas becoming conjugate transposes. lu_factor
+computes with SciPy (``pip install oxmera[scipy]``); everything else here with NumPy.
 
 ``__all__`` lists what is also ``oxmera.NAME`` (PyTorch's top-level names);
 the ``oxmera.linalg`` names are re-exported there.
@@ -169,11 +170,14 @@ def svd(input, some=True, compute_uv=True):
     outputs=("eigenvalues", "eigenvectors"))
 def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of a
-    symmetric matrix: ``oxmera.linalg.eigh``.
+    symmetric (complex: Hermitian) matrix: ``oxmera.linalg.eigh``.
 
     Only the triangle ``UPLO`` (``'L'`` or ``'U'``) is read. The gradient is
-    PyTorch's: ``V (diag(gL) + skew(V^T gV) / E) V^T`` with ``E_ij = L_j -
-    L_i``, symmetric whatever the input. The eigenvectors are unique only up
+    PyTorch's: ``V (diag(gL) + skew(V^H gV) / E) V^H`` with ``E_ij = L_j -
+    L_i``, Hermitian whatever the input. A complex eigenvector is unique only
+    up to a phase ``e^(i phi)``: a loss that depends on it (``V.real``;
+    ``V.abs()`` is fine) raises a ``RuntimeError`` in backward, as PyTorch's.
+    The eigenvalues are real (float64 for complex128). The eigenvectors are unique only up
     to sign (and, at a repeated eigenvalue, up to a rotation of their
     eigenspace): a loss through them divides by ``L_j - L_i``, inf/nan at
     repeated eigenvalues, as in PyTorch; through the eigenvalues alone it is
@@ -367,15 +371,16 @@ def _(ctx, grads, A, upper=False, check_errors=False):
 
 
 def linalg_cholesky(A, *, upper=False):
-    """Cholesky factor of a symmetric positive-definite matrix:
+    """Cholesky factor of a symmetric (complex: Hermitian) positive-definite matrix:
     ``oxmera.linalg.cholesky``.
 
-    ``L`` lower-triangular with ``A = L L^T`` (``upper=True``: ``U`` with
-    ``A = U^T U``); only that triangle of ``A`` is read. A matrix that is not
+    ``L`` lower-triangular with ``A = L L^H`` (``upper=True``: ``U`` with
+    ``A = U^H U``; ``^H`` the conjugate transpose, ``^T`` for real ones);
+    only that triangle of ``A`` is read. A matrix that is not
     positive-definite is a :class:`oxmera.linalg.LinAlgError` naming the leading minor at
     fault. The gradient is PyTorch's: the gradient with respect to a
-    symmetric ``A`` (so symmetric itself), not with respect to the triangle
-    read; differentiate a function of a symmetric matrix (``A = X X^T``, ...).
+    symmetric (Hermitian) ``A`` (so symmetric itself), not with respect to the
+    triangle read; differentiate a function of such a matrix (``A = X X^H``, ...).
 
     Examples
     --------
@@ -625,8 +630,8 @@ def cholesky_solve(B, L, upper=False):
 
 
 def cholesky_inverse(L, upper=False):
-    """The inverse of ``A`` given its Cholesky factor ``L`` (``A = L L^T``;
-    ``upper=True``: ``A = U^T U``): ``oxmera.cholesky_inverse``.
+    """The inverse of ``A`` given its Cholesky factor ``L`` (``A = L L^H``;
+    ``upper=True``: ``A = U^H U``): ``oxmera.cholesky_inverse``.
 
     Examples
     --------

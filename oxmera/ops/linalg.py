@@ -20,7 +20,7 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim, real_only
+from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.complex import cj
 from oxmera.ops.construction import diag_embed

@@ -1,5 +1,5 @@
 """Functions of matrices behind ``oxmera.linalg`` (as ``torch.linalg``), for
-float32 and float64 inputs, built on the decompositions of
+float32, float64, complex64 and complex128 inputs, built on the decompositions of
 ``oxmera.ops.decompositions``.
 
 Primitives with VJPs of their own (PyTorch's formulas, written with oxmera
