@@ -73,9 +73,9 @@ def _mh(x):
 def _check_phase(product, opname):
     """PyTorch's gauge check: eigen/singular vectors are unique only up to a phase
     ``e^(i phi)`` each, so a well-defined loss has ``Im(diag(V^H gV)) = 0``."""
-    diagonal = product.diagonal(0, -2, -1)
-    if diagonal.dtype.kind != "c":
+    if product.dtype.kind != "c":
         return
+    diagonal = product.diagonal(0, -2, -1)
     imaginary = np.abs(diagonal.imag.detach().numpy())
     if imaginary.size and not np.allclose(imaginary, 0, atol=1e-2, rtol=1e-2):
         raise RuntimeError(

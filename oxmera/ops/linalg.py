@@ -679,23 +679,26 @@ def _(ctx, grads, A, full_matrices=False):
     # The diagonal-free part, in the basis of the singular vectors:
     # (skew(U^H gU) S + S skew(V^H gV)) / E with E_jk = S_k^2 - S_j^2 (1 on
     # the diagonal, where the skew parts vanish for real inputs).
-    Uh, V = cj(U).mT, cj(Vh).mT
     squares = S * S
     k = S.shape[-1]
     diagonal = np.eye(k, dtype=bool)
     E = where(diagonal, 1.0, squares.unsqueeze(-2) - squares.unsqueeze(-1))
     inner = 0.0
+    complex_ = U.dtype.kind == "c"
     phase_u = phase_v = 0.0
     if use_u:
+        Uh = cj(U).mT
         product = Uh @ grad_u
         inner = (product - cj(product).mT) * S.unsqueeze(-2)
-        phase_u = product.diagonal(0, -2, -1)
+        if complex_:
+            phase_u = product.diagonal(0, -2, -1)
     if use_vh:
         product = Vh @ cj(grad_vh).mT
         inner = inner + S.unsqueeze(-1) * (product - cj(product).mT)
-        phase_v = product.diagonal(0, -2, -1)
+        if complex_:
+            phase_v = product.diagonal(0, -2, -1)
     inner = inner / E + grad_s.unsqueeze(-1) * eye(k, dtype=S.dtype)
-    if U.dtype.kind == "c":
+    if complex_:
         _check_svd_phase(phase_u, phase_v)
         if use_u:
             # The phase of U's columns that the loss sees (that of V's
@@ -707,7 +710,7 @@ def _(ctx, grads, A, full_matrices=False):
         return (U @ inner + scaled - U @ (Uh @ scaled)) @ Vh
     if m < n and use_vh:
         scaled = grad_vh / S.unsqueeze(-1)
-        return U @ (inner @ Vh + scaled - (scaled @ V) @ Vh)
+        return U @ (inner @ Vh + scaled - (scaled @ cj(Vh).mT) @ Vh)
     return U @ inner @ Vh
 
 
