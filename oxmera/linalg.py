@@ -1,7 +1,8 @@
 """``oxmera.linalg``: the linear-algebra functions of ``torch.linalg``.
 
-Complex matrices: ``eig``/``eigvals`` (complex results), ``inv``, ``det``,
-``solve``, ``matmul``, the norms; the other decompositions are real-only for now.
+Complex matrices: every function here takes them, as PyTorch's (``eig``/``eigvals``
+give complex results for real ones too), with PyTorch's gradients; ``eigh``'s,
+``eig``'s and ``svd``'s backward refuse a loss that depends on the vectors' phases.
 
 The ops live in ``oxmera.ops.linalg``, ``oxmera.ops.decompositions`` and
 ``oxmera.ops.matrix_functions``;

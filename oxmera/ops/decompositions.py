@@ -1,5 +1,5 @@
 """The matrix decompositions behind ``oxmera.linalg`` (as ``torch.linalg``),
-for float32 and float64 inputs: svd (public; the op is in
+for float32, float64, complex64 and complex128 inputs: svd (public; the op is in
 ``oxmera.ops.linalg``), eigh, eig, cholesky, qr, LU, triangular solves.
 
 Primitives with VJPs of their own (PyTorch's formulas, written with oxmera
@@ -8,9 +8,10 @@ solve_triangular, eig. eigvalsh, eigvals, cholesky, lu, lu_solve, lu_unpack and 
 legacy ``oxmera.svd`` / ``cholesky`` / ``qr`` are composed of them. The
 functions of matrices built on these are in ``oxmera.ops.matrix_functions``.
 
-eig and eigvals take real and complex matrices (complex results); the other
-decompositions refuse complex inputs for now. lu_factor computes with SciPy
-(``pip install oxmera[scipy]``); everything else here with NumPy.
+Every one takes real and complex matrices (eig and eigvals give complex
+results for real ones too); for complex ones the gradients are PyTorch's, the
+transposes of the real formulas becoming conjugate transposes. lu_factor
+computes with SciPy (``pip install oxmera[scipy]``); everything else here with NumPy.
 
 ``__all__`` lists what is also ``oxmera.NAME`` (PyTorch's top-level names);
 the ``oxmera.linalg`` names are re-exported there.
@@ -24,7 +25,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import complex_of, real_only
+from oxmera.ops._utils import complex_of
 from oxmera.ops.complex import cj, real
 from oxmera.ops.construction import diag_embed
 from oxmera.ops.creation import eye, ones, tensor, zeros
@@ -64,6 +65,25 @@ def _scipy_linalg(opname):
     return scipy.linalg
 
 
+def _mh(x):
+    """The conjugate transpose ``x^H`` (``x.mT`` for a real tensor: no op more)."""
+    return cj(x).mT
+
+
+def _check_phase(product, opname):
+    """PyTorch's gauge check: eigen/singular vectors are unique only up to a phase
+    ``e^(i phi)`` each, so a well-defined loss has ``Im(diag(V^H gV)) = 0``."""
+    if product.dtype.kind != "c":
+        return
+    diagonal = product.diagonal(0, -2, -1)
+    imaginary = np.abs(diagonal.imag.detach().numpy())
+    if imaginary.size and not np.allclose(imaginary, 0, atol=1e-2, rtol=1e-2):
+        raise RuntimeError(
+            f"{opname}: The eigenvectors in the complex case are specified up to "
+            f"multiplication by e^{{i phi}}. The specified loss function depends on this "
+            f"quantity, so it is ill-defined.")
+
+
 def _unsqueeze2(x):
     return x.unsqueeze(-1).unsqueeze(-1)
 
@@ -86,8 +106,10 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     only the first ``k`` columns of ``U`` (rows of ``Vh``) carry gradient, the
     others are not unique. The singular vectors are unique only up to sign,
     so only a loss that does not depend on those signs has a well-defined
-    gradient; for real inputs, as in PyTorch, this is not checked (PyTorch's
-    gauge check concerns the complex phase). Through ``U`` or ``Vh`` the
+    gradient; for real inputs, as in PyTorch, this is not checked. For complex
+    inputs each pair of singular vectors is unique up to a phase ``e^(i phi)``:
+    a loss that depends on it (``U.real``; ``abs(U)`` is fine) raises a
+    ``RuntimeError`` in backward, as PyTorch's gauge check. Through ``U`` or ``Vh`` the
     gradient divides by ``S_i^2 - S_j^2``: at repeated singular values it is
     inf/nan, as PyTorch's and as documented there; through ``S`` alone it is
     ``U diag(gS) Vh``, finite everywhere.
@@ -134,24 +156,28 @@ def svd(input, some=True, compute_uv=True):
         S = _svd(A).S
         m, n = A.shape[-2], A.shape[-1]
         batch = tuple(A.shape[:-2])
-        return _LegacySVD(zeros(batch + (m, m), dtype=S.dtype), S,
-                          zeros(batch + (n, n), dtype=S.dtype))
+        dtype = A.dtype if A.dtype.kind == "c" else S.dtype
+        return _LegacySVD(zeros(batch + (m, m), dtype=dtype), S,
+                          zeros(batch + (n, n), dtype=dtype))
     U, S, Vh = _svd(A, not some)
-    return _LegacySVD(U, S, Vh.mT)
+    return _LegacySVD(U, S, _mh(Vh))
 
 
 
 # -- eigh, eigvalsh ----------------------------------------------------------------------------
 
-@op("linalg_eigh", save=(), save_output=True, float_only=True,
+@op("linalg_eigh", save=(), save_output=True, float_only=True, complex_inputs=True,
     outputs=("eigenvalues", "eigenvectors"))
 def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors (columns) of a
-    symmetric matrix: ``oxmera.linalg.eigh``.
+    symmetric (complex: Hermitian) matrix: ``oxmera.linalg.eigh``.
 
     Only the triangle ``UPLO`` (``'L'`` or ``'U'``) is read. The gradient is
-    PyTorch's: ``V (diag(gL) + skew(V^T gV) / E) V^T`` with ``E_ij = L_j -
-    L_i``, symmetric whatever the input. The eigenvectors are unique only up
+    PyTorch's: ``V (diag(gL) + skew(V^H gV) / E) V^H`` with ``E_ij = L_j -
+    L_i``, Hermitian whatever the input. A complex eigenvector is unique only
+    up to a phase ``e^(i phi)``: a loss that depends on it (``V.real``;
+    ``V.abs()`` is fine) raises a ``RuntimeError`` in backward, as PyTorch's.
+    The eigenvalues are real (float64 for complex128). The eigenvectors are unique only up
     to sign (and, at a repeated eigenvalue, up to a rotation of their
     eigenspace): a loss through them divides by ``L_j - L_i``, inf/nan at
     repeated eigenvalues, as in PyTorch; through the eigenvalues alone it is
@@ -164,7 +190,6 @@ def eigh(A, UPLO="L"):
     >>> L
     tensor([1., 3.], dtype=float32)
     """
-    real_only(A, "linalg.eigh")
     _check_square(A.shape, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise OpError(f"linalg.eigh(): UPLO must be 'L' or 'U', got {UPLO!r}")
@@ -176,13 +201,20 @@ def eigh(A, UPLO="L"):
 def _(ctx, grads, A, UPLO="L"):
     grad_l, grad_v = grads
     L, V = ctx.output
+    Vh = _mh(V)
     if _absent(grad_v):
-        return (V * grad_l.unsqueeze(-2)) @ V.mT
-    product = V.mT @ grad_v
-    skew = 0.5 * (product - product.mT)
+        return (V * grad_l.unsqueeze(-2)) @ Vh
+    product = Vh @ grad_v
+    _check_phase(product, "linalg_eigh_backward")
+    skew = 0.5 * (product - _mh(product))
     n = L.shape[-1]
-    E = where(np.eye(n, dtype=bool), 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
-    return V @ (skew / E + diag_embed(grad_l)) @ V.mT
+    eye_mask = np.eye(n, dtype=bool)
+    if skew.dtype.kind == "c":
+        # The skew-Hermitian part's diagonal is i Im(diag(V^H gV)), the phase
+        # direction the check above found (near) zero: dropped, as PyTorch.
+        skew = where(eye_mask, 0.0, skew)
+    E = where(eye_mask, 1.0, L.unsqueeze(-2) - L.unsqueeze(-1))
+    return V @ (skew / E + diag_embed(grad_l)) @ Vh
 
 
 def eigvalsh(A, UPLO="L"):
@@ -248,13 +280,7 @@ def _(ctx, grads, A):
     else:
         product = Vh @ grad_v
         diagonal = product.diagonal(0, -2, -1)
-        # The loss must not see the vectors' phases: Im(diag(V^H gV)) = 0 then.
-        imaginary = np.abs(diagonal.imag.detach().numpy())
-        if imaginary.size and not np.allclose(imaginary, 0, atol=1e-2, rtol=1e-2):
-            raise RuntimeError(
-                "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
-                "multiplication by e^{i phi}. The specified loss function depends on this "
-                "quantity, so it is ill-defined.")
+        _check_phase(product, "linalg_eig_backward")
         product = product - Vh @ (V * real(diagonal).unsqueeze(-2))
         conj_l = cj(L)
         E = where(np.eye(n, dtype=bool), 1.0, conj_l.unsqueeze(-2) - conj_l.unsqueeze(-1))
@@ -293,7 +319,8 @@ def _cholesky_info(a, upper):
     return 0
 
 
-@op("linalg_cholesky_ex", save=(), save_output=True, float_only=True, outputs=("L", "info"))
+@op("linalg_cholesky_ex", save=(), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("L", "info"))
 def _cholesky_ex(A, upper=False, check_errors=False):
     """The recorded op behind :func:`oxmera.linalg.cholesky` and :func:`oxmera.linalg.cholesky_ex`.
 
@@ -305,7 +332,6 @@ def _cholesky_ex(A, upper=False, check_errors=False):
     tensor([[2., 0.],
             [0., 2.]], dtype=float32)
     """
-    real_only(A, "linalg.cholesky")
     _check_square(A.shape, "linalg.cholesky")
     batch = A.shape[:-2]
     info = np.zeros(batch, dtype=np.int32)
@@ -331,28 +357,30 @@ def _cholesky_ex(A, upper=False, check_errors=False):
 
 @_cholesky_ex.vjp
 def _(ctx, grads, A, upper=False, check_errors=False):
-    # PyTorch's cholesky_backward (Murray 2016): gA = L^-T Phi(L^T gL) L^-1,
-    # Phi taking the lower triangle with the diagonal halved, symmetrized.
+    # PyTorch's cholesky_backward (Murray 2016): gA = L^-H Phi(L^H gL) L^-1,
+    # Phi taking the lower triangle with the diagonal halved, Hermitian-symmetrized.
     L = ctx.output[0]
     grad = grads[0]
     if upper:
-        L, grad = L.mT, grad.mT
-    gA = (L.mT @ grad).tril()
-    gA = 0.5 * (gA + gA.tril(-1).mT)
-    gA = solve_triangular(L.mT, gA, upper=True)
+        L, grad = _mh(L), _mh(grad)
+    Lh = _mh(L)
+    gA = (Lh @ grad).tril()
+    gA = 0.5 * (gA + _mh(gA.tril(-1)))
+    gA = solve_triangular(Lh, gA, upper=True)
     return solve_triangular(L, gA, upper=False, left=False)
 
 
 def linalg_cholesky(A, *, upper=False):
-    """Cholesky factor of a symmetric positive-definite matrix:
+    """Cholesky factor of a symmetric (complex: Hermitian) positive-definite matrix:
     ``oxmera.linalg.cholesky``.
 
-    ``L`` lower-triangular with ``A = L L^T`` (``upper=True``: ``U`` with
-    ``A = U^T U``); only that triangle of ``A`` is read. A matrix that is not
+    ``L`` lower-triangular with ``A = L L^H`` (``upper=True``: ``U`` with
+    ``A = U^H U``; ``^H`` the conjugate transpose, ``^T`` for real ones);
+    only that triangle of ``A`` is read. A matrix that is not
     positive-definite is a :class:`oxmera.linalg.LinAlgError` naming the leading minor at
     fault. The gradient is PyTorch's: the gradient with respect to a
-    symmetric ``A`` (so symmetric itself), not with respect to the triangle
-    read; differentiate a function of a symmetric matrix (``A = X X^T``, ...).
+    symmetric (Hermitian) ``A`` (so symmetric itself), not with respect to the
+    triangle read; differentiate a function of such a matrix (``A = X X^H``, ...).
 
     Examples
     --------
@@ -397,7 +425,8 @@ def cholesky(input, upper=False):
 
 # -- qr --------------------------------------------------------------------------------------
 
-@op("linalg_qr", save=(), save_output=True, float_only=True, outputs=("Q", "R"))
+@op("linalg_qr", save=(), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("Q", "R"))
 def _qr(A, mode="reduced"):
     """The recorded op behind :func:`oxmera.linalg.qr`.
 
@@ -409,7 +438,6 @@ def _qr(A, mode="reduced"):
     tensor([[1., 0.],
             [0., 1.]], dtype=float32)
     """
-    real_only(A, "linalg.qr")
     _check_matrix(A.shape, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
         raise OpError(f"linalg.qr(): mode must be 'reduced', 'complete' or 'r', got {mode!r}")
@@ -437,17 +465,21 @@ def _(ctx, grads, A, mode="reduced"):
     # square QR with gQ + Y gR2^T.
     R1, grad_r1, grad_r2 = R[..., :m], grad_r[..., :m], grad_r[..., m:]
     Y = (Q @ R)[..., m:]
-    grad_x = _qr_backward_tall(Q, R1, grad_q + Y @ grad_r2.mT, grad_r1)
+    grad_x = _qr_backward_tall(Q, R1, grad_q + Y @ _mh(grad_r2), grad_r1)
     return _shape.cat([grad_x, Q @ grad_r2], -1)
 
 
 def _qr_backward_tall(Q, R, grad_q, grad_r):
-    # m >= n: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T, copyltu
-    # mirroring the lower triangle onto the upper one (the same gradient as
-    # PyTorch's linalg_qr_backward).
-    M = R @ grad_r.mT - grad_q.mT @ Q
-    M = M.tril() + M.tril(-1).mT
-    return solve_triangular(R.mT, grad_q + Q @ M, upper=False, left=False)
+    # m >= n: M = R gR^H - gQ^H Q; gA = (gQ + Q copyltu(M)) R^-H, copyltu
+    # mirroring the lower triangle onto the upper one, conjugated, and keeping
+    # the real part of the diagonal (PyTorch's linalg_qr_backward: R's
+    # diagonal is real, so only that part of it moves).
+    M = R @ _mh(grad_r) - _mh(grad_q) @ Q
+    if M.dtype.kind == "c":
+        M = M.tril(-1) + _mh(M.tril(-1)) + diag_embed(real(M.diagonal(0, -2, -1)))
+    else:
+        M = M.tril() + M.tril(-1).mT
+    return solve_triangular(_mh(R), grad_q + Q @ M, upper=False, left=False)
 
 
 def linalg_qr(A, mode="reduced"):
@@ -488,7 +520,7 @@ def qr(input, some=True):
 # -- triangular solves -------------------------------------------------------------------------
 
 @op("linalg_solve_triangular", inputs=2, save=("A",), save_output=True, promote=True,
-    float_only=True)
+    float_only=True, complex_inputs=True)
 def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     """The recorded op behind :func:`oxmera.linalg.solve_triangular`.
 
@@ -500,7 +532,6 @@ def _solve_triangular(A, B, upper, left=True, unitriangular=False):
     tensor([[0.5],
             [0.5]], dtype=float32)
     """
-    real_only(A, "linalg.solve_triangular")
     name = "linalg.solve_triangular"
     _check_square(A.shape, name, "A")
     _check_matrix(B.shape, name, "B")
@@ -544,13 +575,13 @@ def _substitute(T, B, upper):
 
 @_solve_triangular.vjp
 def _(ctx, grad, A, B, upper, left=True, unitriangular=False):
-    # PyTorch's: gB = A^-T gX (a triangular solve with the other triangle),
-    # gA = -gB X^T (left) or -X^T gB, kept to A's (strict) triangle.
+    # PyTorch's: gB = A^-H gX (a triangular solve with the other triangle),
+    # gA = -gB X^H (left) or -X^H gB, kept to A's (strict) triangle.
     X = ctx.output
-    grad_b = _solve_triangular(A.mT, grad, not upper, left, unitriangular)
+    grad_b = _solve_triangular(_mh(A), grad, not upper, left, unitriangular)
     grad_a = None
     if ctx.needs_input_grad[0]:
-        grad_a = -(grad_b @ X.mT) if left else -(X.mT @ grad_b)
+        grad_a = -(grad_b @ _mh(X)) if left else -(_mh(X) @ grad_b)
         grad_a = grad_a.triu(int(unitriangular)) if upper else grad_a.tril(-int(unitriangular))
     return grad_a, grad_b if ctx.needs_input_grad[1] else None
 
@@ -577,7 +608,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 
 def cholesky_solve(B, L, upper=False):
     """The solution ``X`` of ``A X = B`` given the Cholesky factor ``L`` of
-    ``A`` (``A = L L^T``; ``upper=True``: ``A = U^T U``): ``oxmera.cholesky_solve``.
+    ``A`` (``A = L L^H``; ``upper=True``: ``A = U^H U``): ``oxmera.cholesky_solve``.
 
     ``B`` is ``(*, n, k)``; batch dims broadcast. Two triangular solves,
     differentiable in ``B`` and ``L``.
@@ -594,13 +625,13 @@ def cholesky_solve(B, L, upper=False):
     _check_square(L.shape, "cholesky_solve", "L")
     _check_matrix(_shape_of(B), "cholesky_solve", "B")
     if upper:
-        return solve_triangular(L, solve_triangular(L.mT, B, upper=False), upper=True)
-    return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
+        return solve_triangular(L, solve_triangular(_mh(L), B, upper=False), upper=True)
+    return solve_triangular(_mh(L), solve_triangular(L, B, upper=False), upper=True)
 
 
 def cholesky_inverse(L, upper=False):
-    """The inverse of ``A`` given its Cholesky factor ``L`` (``A = L L^T``;
-    ``upper=True``: ``A = U^T U``): ``oxmera.cholesky_inverse``.
+    """The inverse of ``A`` given its Cholesky factor ``L`` (``A = L L^H``;
+    ``upper=True``: ``A = U^H U``): ``oxmera.cholesky_inverse``.
 
     Examples
     --------
@@ -655,7 +686,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 # -- LU ----------------------------------------------------------------------------------------
 
-@op("linalg_lu_factor_ex", save=(), save_output=True, float_only=True,
+@op("linalg_lu_factor_ex", save=(), save_output=True, float_only=True, complex_inputs=True,
     outputs=("LU", "pivots", "info"))
 def _lu_factor_ex(A, pivot=True, check_errors=False):
     """The recorded op behind :func:`oxmera.linalg.lu_factor`,
@@ -668,7 +699,6 @@ def _lu_factor_ex(A, pivot=True, check_errors=False):
     >>> _lu_factor_ex(oxmera.tensor([[1.0, 2.0], [3.0, 4.0]])).pivots
     tensor([2, 2], dtype=int32)
     """
-    real_only(A, "linalg.lu_factor")
     name = "linalg.lu_factor"
     _check_matrix(A.shape, name)
     if not pivot:
@@ -713,22 +743,22 @@ def _lu_backward(grad_l, grad_u, P, L, U):
     m, n = L.shape[-2], U.shape[-1]
     k = min(m, n)
     if m == n:
-        # gA = P L^-T [L^T gL o 1_L + gU U^T o 1_U] U^-T
-        gA = (L.mT @ grad_l).tril(-1) + (grad_u @ U.mT).triu()
-        gA = solve_triangular(U.mT, gA, upper=False, left=False)
-        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+        # gA = P L^-H [L^H gL o 1_L + gU U^H o 1_U] U^-H
+        gA = (_mh(L) @ grad_l).tril(-1) + (grad_u @ _mh(U)).triu()
+        gA = solve_triangular(_mh(U), gA, upper=False, left=False)
+        gA = solve_triangular(_mh(L), gA, upper=True, unitriangular=True)
     elif m < n:
         U1, grad_u1, grad_u2 = U[..., :k], grad_u[..., :k], grad_u[..., k:]
-        gA = L.mT @ grad_l - grad_u.triu() @ U.mT
-        gA = solve_triangular(U1.mT, gA.tril(-1), upper=False, left=False)
+        gA = _mh(L) @ grad_l - grad_u.triu() @ _mh(U)
+        gA = solve_triangular(_mh(U1), gA.tril(-1), upper=False, left=False)
         gA = _shape.cat([gA + grad_u1.triu(), grad_u2], -1)
-        gA = solve_triangular(L.mT, gA, upper=True, unitriangular=True)
+        gA = solve_triangular(_mh(L), gA, upper=True, unitriangular=True)
     else:
         L1, grad_l1, grad_l2 = L[..., :k, :], grad_l[..., :k, :], grad_l[..., k:, :]
-        gA = grad_u @ U.mT - L.mT @ grad_l.tril(-1)
-        gA = solve_triangular(L1.mT, gA.triu(), upper=True, unitriangular=True)
+        gA = grad_u @ _mh(U) - _mh(L) @ grad_l.tril(-1)
+        gA = solve_triangular(_mh(L1), gA.triu(), upper=True, unitriangular=True)
         gA = _shape.cat([gA + grad_l1.tril(-1), grad_l2], -2)
-        gA = solve_triangular(U.mT, gA, upper=False, left=False)
+        gA = solve_triangular(_mh(U), gA, upper=False, left=False)
     return P @ gA
 
 
@@ -837,7 +867,7 @@ def lu(A, *, pivot=True):
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     """The solution of ``A X = B`` from :func:`oxmera.linalg.lu_factor`'s ``(LU, pivots)``:
     ``oxmera.linalg.lu_solve`` (``left=False``: ``X A = B``; ``adjoint=True``:
-    with ``A^T``). Composed of triangular solves, differentiable in ``LU``
+    with ``A^H``, the conjugate transpose). Composed of triangular solves, differentiable in ``LU``
     and ``B``.
 
     Examples
@@ -856,14 +886,14 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if left and not adjoint:        # X = U^-1 L^-1 P^T B
         X = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
         return solve_triangular(U, X, upper=True)
-    if left:                        # X = P L^-T U^-T B
-        X = solve_triangular(U.mT, B, upper=False)
-        return P @ solve_triangular(L.mT, X, upper=True, unitriangular=True)
+    if left:                        # X = P L^-H U^-H B
+        X = solve_triangular(_mh(U), B, upper=False)
+        return P @ solve_triangular(_mh(L), X, upper=True, unitriangular=True)
     if not adjoint:                 # X = B U^-1 L^-1 P^T
         X = solve_triangular(U, B, upper=True, left=False)
         return solve_triangular(L, X, upper=False, left=False, unitriangular=True) @ P.mT
-    X = solve_triangular(L.mT, B @ P, upper=True, left=False, unitriangular=True)
-    return solve_triangular(U.mT, X, upper=False, left=False)   # X = B P L^-T U^-T
+    X = solve_triangular(_mh(L), B @ P, upper=True, left=False, unitriangular=True)
+    return solve_triangular(_mh(U), X, upper=False, left=False)   # X = B P L^-H U^-H
 
 
 # -- Tensor methods (as in PyTorch) ----------------------------------------------------------

@@ -20,9 +20,10 @@ from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import reduce as _reduce
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim, real_only
+from oxmera.ops._utils import accumulation_dtype, narrow, pick_dim
 from oxmera.ops.creation import as_tensor, eye, ones, ones_like, tensor
 from oxmera.ops.complex import cj
+from oxmera.ops.construction import diag_embed
 from oxmera.ops.elementwise import mul, where
 
 __all__ = ["matmul", "mm", "bmm", "dot", "vdot", "outer", "einsum", "tensordot", "det", "inverse"]
@@ -630,7 +631,8 @@ def solve(A, B, *, left=True):
 
 # -- svd, for the spectral matrix norms --------------------------------------------------------
 
-@op("linalg_svd", save=(), save_output=True, float_only=True, outputs=("U", "S", "Vh"))
+@op("linalg_svd", save=(), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("U", "S", "Vh"))
 def _svd(A, full_matrices=False):
     """The singular value decomposition ``A = U diag(S) Vh`` behind
     ``oxmera.linalg.svd``, :func:`svdvals` and the nuclear and spectral norms
@@ -649,7 +651,6 @@ def _svd(A, full_matrices=False):
     >>> _svd(oxmera.tensor([[3.0, 0.0], [0.0, -4.0]])).S
     tensor([4., 3.], dtype=float32)
     """
-    real_only(A, "linalg.svd")
     if A.ndim < 2:
         raise OpError(f"linalg.svd(): the input must have at least 2 dims, got shape {A.shape}")
     U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
@@ -676,28 +677,54 @@ def _(ctx, grads, A, full_matrices=False):
     if not use_u and not use_vh:
         return (U * grad_s.unsqueeze(-2)) @ Vh
     # The diagonal-free part, in the basis of the singular vectors:
-    # (skew(U^T gU) S + S skew(V^T gV)) / E with E_jk = S_k^2 - S_j^2 (1 on
-    # the diagonal, where the skew parts vanish).
+    # (skew(U^H gU) S + S skew(V^H gV)) / E with E_jk = S_k^2 - S_j^2 (1 on
+    # the diagonal, where the skew parts vanish for real inputs).
     squares = S * S
     k = S.shape[-1]
     diagonal = np.eye(k, dtype=bool)
     E = where(diagonal, 1.0, squares.unsqueeze(-2) - squares.unsqueeze(-1))
     inner = 0.0
+    complex_ = U.dtype.kind == "c"
+    phase_u = phase_v = 0.0
     if use_u:
-        product = U.mT @ grad_u
-        inner = (product - product.mT) * S.unsqueeze(-2)
+        Uh = cj(U).mT
+        product = Uh @ grad_u
+        inner = (product - cj(product).mT) * S.unsqueeze(-2)
+        if complex_:
+            phase_u = product.diagonal(0, -2, -1)
     if use_vh:
-        product = Vh @ grad_vh.mT
-        inner = inner + S.unsqueeze(-1) * (product - product.mT)
+        product = Vh @ cj(grad_vh).mT
+        inner = inner + S.unsqueeze(-1) * (product - cj(product).mT)
+        if complex_:
+            phase_v = product.diagonal(0, -2, -1)
     inner = inner / E + grad_s.unsqueeze(-1) * eye(k, dtype=S.dtype)
+    if complex_:
+        _check_svd_phase(phase_u, phase_v)
+        if use_u:
+            # The phase of U's columns that the loss sees (that of V's
+            # columns cancels it, the check above): i Im(diag(U^H gU)) / S.
+            inner = inner + diag_embed(1j * phase_u.imag / S)
     if m > n and use_u:
-        # The part of gU outside the span of U: (I - U U^T) gU S^-1.
+        # The part of gU outside the span of U: (I - U U^H) gU S^-1.
         scaled = grad_u / S.unsqueeze(-2)
-        return (U @ inner + scaled - U @ (U.mT @ scaled)) @ Vh
+        return (U @ inner + scaled - U @ (Uh @ scaled)) @ Vh
     if m < n and use_vh:
         scaled = grad_vh / S.unsqueeze(-1)
-        return U @ (inner @ Vh + scaled - (scaled @ Vh.mT) @ Vh)
+        return U @ (inner @ Vh + scaled - (scaled @ cj(Vh).mT) @ Vh)
     return U @ inner @ Vh
+
+
+def _check_svd_phase(phase_u, phase_v):
+    """PyTorch's gauge check of svd_backward: the columns of ``U`` and ``V`` are unique
+    up to a common phase ``e^(i phi)``; a loss that depends on it has no gradient
+    (``Im(diag(U^H gU)) = -Im(diag(V^H gV))`` otherwise)."""
+    imag_u, imag_v = (0.0 if isinstance(p, float) else p.imag.detach().numpy()
+                      for p in (phase_u, phase_v))
+    if not np.allclose(imag_u, -np.asarray(imag_v), atol=1e-2, rtol=1e-2):
+        raise RuntimeError(
+            "svd_backward: The singular vectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this phase "
+            "term, making it ill-defined.")
 
 
 def svdvals(A):

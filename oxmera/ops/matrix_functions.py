@@ -1,5 +1,5 @@
 """Functions of matrices behind ``oxmera.linalg`` (as ``torch.linalg``), for
-float32 and float64 inputs, built on the decompositions of
+float32, float64, complex64 and complex128 inputs, built on the decompositions of
 ``oxmera.ops.decompositions``.
 
 Primitives with VJPs of their own (PyTorch's formulas, written with oxmera
@@ -20,12 +20,12 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops import shape as _shape
-from oxmera.ops._utils import real_only
-from oxmera.ops.complex import cj
+from oxmera.ops._utils import real_of
+from oxmera.ops.complex import cj, imag
 from oxmera.ops.creation import eye, tensor, zeros
 from oxmera.ops.decompositions import (_check_matrix, _method, _result_type, _scipy_linalg,
                                        _unsqueeze2)
-from oxmera.ops.elementwise import where
+from oxmera.ops.elementwise import log, where
 from oxmera.ops.linalg import _as_tensor, _check_square, _shape_of, inv, solve
 
 __all__ = ["slogdet", "logdet", "matrix_power", "matrix_exp", "pinverse"]
@@ -36,7 +36,8 @@ Tensor = _core.Tensor
 
 # -- slogdet, logdet ---------------------------------------------------------------------------
 
-@op("linalg_slogdet", save=("A",), float_only=True, outputs=("sign", "logabsdet"))
+@op("linalg_slogdet", save=("A",), save_output=True, float_only=True, complex_inputs=True,
+    outputs=("sign", "logabsdet"))
 def slogdet(A):
     """Sign and log of the absolute value of the determinant:
     ``oxmera.linalg.slogdet`` (also ``oxmera.slogdet``), a named tuple
@@ -44,7 +45,9 @@ def slogdet(A):
 
     The gradient of ``logabsdet`` is ``inv(A)^T``, as PyTorch's (NaN at a
     singular matrix, as PyTorch's); ``sign`` is piecewise constant, its
-    gradient zero.
+    gradient zero. For a complex ``A``, ``sign`` is complex with ``|sign| =
+    1`` (``logabsdet`` real) and differentiable: the gradient is ``(g_l + i
+    Im(conj(sign) g_s)) inv(A)^H``, PyTorch's.
 
     Examples
     --------
@@ -52,10 +55,9 @@ def slogdet(A):
     >>> oxmera.linalg.slogdet(oxmera.tensor([[-2.0, 0.0], [0.0, 3.0]]))
     linalg_slogdet(sign=tensor(-1., dtype=float32), logabsdet=tensor(1.7918, dtype=float32))
     """
-    real_only(A, "linalg.slogdet")
     _check_square(A.shape, "linalg.slogdet")
     sign, logabsdet = np.linalg.slogdet(A)
-    return np.asarray(sign, dtype=A.dtype), np.asarray(logabsdet, dtype=A.dtype)
+    return np.asarray(sign, dtype=A.dtype), np.asarray(logabsdet, dtype=real_of(A.dtype))
 
 
 @slogdet.vjp
@@ -66,12 +68,18 @@ def _(ctx, grads, A):
         # A singular matrix: log|det| is -inf there and has no gradient;
         # PyTorch's is NaN, so is this one.
         inverse = A * math.nan
-    return _unsqueeze2(grads[1]) * inverse.mT
+    if A.dtype.kind != "c":
+        return _unsqueeze2(grads[1]) * inverse.mT
+    # log det A = logabsdet + i angle(sign): the sign's gradient moves the angle.
+    sign = ctx.output[0]
+    g = grads[1] + 1j * imag(cj(sign) * grads[0])
+    return _unsqueeze2(g) * cj(inverse).mT
 
 
 def logdet(input):
     """Log of the determinant: ``oxmera.logdet``; NaN for a negative
-    determinant and ``-inf`` for zero, as PyTorch's.
+    determinant and ``-inf`` for zero, as PyTorch's. For a complex matrix,
+    the complex logarithm ``log(sign) + logabsdet``, as PyTorch's.
 
     Examples
     --------
@@ -82,6 +90,9 @@ def logdet(input):
     tensor(nan, dtype=float32)
     """
     sign, logabsdet = slogdet(input)
+    if sign.dtype.kind == "c":
+        # log det A, complex: its imaginary part is the determinant's angle.
+        return log(sign) + logabsdet
     return where(sign.detach() < 0, math.nan, logabsdet)
 
 
@@ -114,10 +125,15 @@ def _spectrum(A, hermitian):
     if not hermitian:
         return np.linalg.svd(A, full_matrices=False)
     w, V = np.linalg.eigh(A)
-    return V, np.abs(w), np.swapaxes(V * np.sign(w)[..., None, :], -1, -2)
+    return V, np.abs(w), _adjoint(V * np.sign(w)[..., None, :])
 
 
-@op("linalg_pinv", save=("A",), save_output=True, float_only=True)
+def _adjoint(a):
+    """The conjugate transpose of an array (no copy for a real one)."""
+    return np.swapaxes(a.conj() if a.dtype.kind == "c" else a, -1, -2)
+
+
+@op("linalg_pinv", save=("A",), save_output=True, float_only=True, complex_inputs=True)
 def _pinv(A, atol=None, rtol=None, hermitian=False):
     """The recorded op behind :func:`oxmera.linalg.pinv`.
 
@@ -129,7 +145,6 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
     tensor([[0.5, 0. ],
             [0. , 0. ]], dtype=float32)
     """
-    real_only(A, "linalg.pinv")
     _check_matrix(A.shape, "linalg.pinv")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -140,7 +155,7 @@ def _pinv(A, atol=None, rtol=None, hermitian=False):
     cutoff = _tolerance(S.max(-1), m, n, A.dtype, atol, rtol, "linalg.pinv")
     with np.errstate(divide="ignore"):
         inverse = np.where(S > np.asarray(cutoff)[..., None], 1.0 / S, 0.0).astype(A.dtype)
-    return np.swapaxes(Vh, -1, -2) @ (inverse[..., None] * np.swapaxes(U, -1, -2))
+    return _adjoint(Vh) @ (inverse[..., None] * _adjoint(U))
 
 
 @_pinv.vjp
@@ -151,14 +166,14 @@ def _(ctx, grad, A, atol=None, rtol=None, hermitian=False):
 def _pinv_backward(grad, P, A):
     # PyTorch's pinv_backward (Golub & Pereyra: the rank held constant).
     m, n = A.shape[-2], A.shape[-1]
-    Ph, gh = P.mT, grad.mT
+    Ph, gh = cj(P).mT, cj(grad).mT
     if m <= n:
         K = gh @ P
         KPh = K @ Ph
-        return -(P @ K).mT + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
+        return -cj(P @ K).mT + KPh - (A @ P) @ KPh + (Ph @ P) @ (gh - K @ A)
     K = P @ gh
     PhK = Ph @ K
-    return -(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
+    return -cj(K @ P).mT + (gh - A @ K) @ P @ Ph + PhK - PhK @ P @ A
 
 
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
@@ -199,7 +214,7 @@ def pinverse(input, rcond=1e-15):
 
 
 
-@op("linalg_matrix_rank", differentiable=False, float_only=True)
+@op("linalg_matrix_rank", differentiable=False, float_only=True, complex_inputs=True)
 def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     """The op behind :func:`oxmera.linalg.matrix_rank` (not differentiable).
 
@@ -210,7 +225,6 @@ def _matrix_rank(A, atol=None, rtol=None, hermitian=False):
     >>> _matrix_rank(oxmera.ones(3, 3))
     tensor(1, dtype=int64)
     """
-    real_only(A, "linalg.matrix_rank")
     _check_matrix(A.shape, "linalg.matrix_rank")
     m, n = A.shape[-2:]
     if hermitian and m != n:
@@ -247,7 +261,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-@op("linalg_lstsq", inputs=2, promote=True, float_only=True)
+@op("linalg_lstsq", inputs=2, promote=True, float_only=True, complex_inputs=True)
 def _lstsq_solution(A, B, rcond=None):
     """The recorded least-squares solution behind :func:`oxmera.linalg.lstsq` (``B`` a batch
     of matrices).
@@ -259,7 +273,6 @@ def _lstsq_solution(A, B, rcond=None):
     >>> _lstsq_solution(oxmera.tensor([[1.0], [1.0]]), oxmera.tensor([[1.0], [3.0]]))
     tensor([[2.]], dtype=float32)
     """
-    real_only(A, "linalg.lstsq")
     return _lstsq_arrays(A, B, rcond)[0]
 
 
@@ -281,9 +294,9 @@ def _lstsq_arrays(A, B, rcond):
     if rcond is None:
         rcond = np.finfo(A.dtype).eps * max(m, n)
     X = np.zeros(batch + (n, k), dtype=A.dtype)
-    residuals = np.zeros(batch + (k,), dtype=A.dtype)
+    residuals = np.zeros(batch + (k,), dtype=real_of(A.dtype))
     rank = np.zeros(batch, dtype=np.int64)
-    values = np.zeros(batch + (min(m, n),), dtype=A.dtype)
+    values = np.zeros(batch + (min(m, n),), dtype=real_of(A.dtype))
     if A.size:
         for index in np.ndindex(*batch):
             x, res, r, s = np.linalg.lstsq(A[index], B[index], rcond=rcond)
@@ -298,8 +311,8 @@ def _(ctx, grad, A, B, rcond=None):
     # PyTorch's linalg_lstsq_backward: through pinv(A) (default tolerances).
     needs = ctx.needs_input_grad
     P = _pinv(A)
-    grad_a = _pinv_backward(grad @ B.mT, P, A) if needs[0] else None
-    return grad_a, (P.mT @ grad) if needs[1] else None
+    grad_a = _pinv_backward(grad @ cj(B).mT, P, A) if needs[0] else None
+    return grad_a, (cj(P).mT @ grad) if needs[1] else None
 
 
 _Lstsq = _result_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
@@ -363,13 +376,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # -- matrix functions --------------------------------------------------------------------------
 
-@op("linalg_matrix_exp", save=("A",), float_only=True)
+@op("linalg_matrix_exp", save=("A",), float_only=True, complex_inputs=True)
 def matrix_exp(A):
     """Matrix exponential: ``oxmera.linalg.matrix_exp`` (also ``oxmera.matrix_exp``).
 
     The gradient is PyTorch's: the upper-right block of the exponential of
-    ``[[A^T, G], [0, A^T]]``, itself a matrix_exp, so it differentiates
-    again. Needs SciPy (``scipy.linalg.expm``).
+    ``[[A^H, G], [0, A^H]]``, itself a matrix_exp, so it differentiates
+    again; real and complex inputs. Needs SciPy (``scipy.linalg.expm``).
 
     Examples
     --------
@@ -378,7 +391,6 @@ def matrix_exp(A):
     tensor([[1., 1.],
             [0., 1.]], dtype=float32)
     """
-    real_only(A, "linalg.matrix_exp")
     _check_square(A.shape, "linalg.matrix_exp")
     linalg = _scipy_linalg("linalg.matrix_exp")
     if A.size == 0:
@@ -388,9 +400,11 @@ def matrix_exp(A):
 
 @matrix_exp.vjp
 def _(ctx, grad, A):
+    # The adjoint of the Frechet derivative at A is the derivative at A^H.
     n = A.shape[-1]
-    top = _shape.cat([A.mT, grad], -1)
-    bottom = _shape.cat([zeros(tuple(grad.shape), dtype=grad.dtype), A.mT], -1)
+    Ah = cj(A).mT
+    top = _shape.cat([Ah, grad], -1)
+    bottom = _shape.cat([zeros(tuple(grad.shape), dtype=grad.dtype), Ah], -1)
     return matrix_exp(_shape.cat([top, bottom], -2))[..., :n, n:]
 
 
