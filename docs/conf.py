@@ -67,6 +67,9 @@ nitpick_ignore_regex = [
     # constraints' public names are aliases of private classes, as torch's are
     # (autodoc writes "alias of _GreaterThan"); private classes are not documented.
     (r"py:class", r"oxmera\.distributions\.constraints\._\w+"),
+    # oxmera.numpy.genfromtxt's signature is NumPy's: Sphinx reads the "<" inside
+    # its default deletechars string as the start of a type to cross-reference.
+    (r"py:class", r";<"),
 ]
 
 # -- Doctests ----------------------------------------------------------------

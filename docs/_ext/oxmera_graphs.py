@@ -66,8 +66,7 @@ class OxmeraGraph(Directive):
         if path is None:
             result.append(nodes.literal_block(source, source, language="none"))
             return result
-        expected = env.app.env.__dict__.setdefault("oxmera_graphs", set())
-        expected.add(path)
+        _expected(env).add(path)
         docname = env.docname
         depth = docname.count("/")
         uri = "../" * depth + f"_images/graph-{name}.svg"
@@ -75,6 +74,18 @@ class OxmeraGraph(Directive):
         result.append(nodes.raw("", f'<p><img src="{uri}" alt="{alt}" '
                                 f'class="oxmera-graph"/></p>', format="html"))
         return result
+
+
+def _expected(env):
+    # The pictures the pages asked for, kept in the build environment (merged
+    # from the worker processes of a parallel read by _merge).
+    if not hasattr(env, "oxmera_graphs"):
+        env.oxmera_graphs = set()
+    return env.oxmera_graphs
+
+
+def _merge(app, env, docnames, other):
+    _expected(env).update(getattr(other, "oxmera_graphs", ()))
 
 
 def _check_pictures(app, exception):
@@ -90,5 +101,6 @@ def _check_pictures(app, exception):
 
 def setup(app):
     app.add_directive("oxmera-graph", OxmeraGraph)
+    app.connect("env-merge-info", _merge)
     app.connect("build-finished", _check_pictures)
-    return {"parallel_read_safe": False, "parallel_write_safe": True}
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
