@@ -91,10 +91,16 @@ def _np_lstsq(a, b, rcond=None):
     return solution, residuals, result.rank, result.singular_values
 
 
+# NumPy up to 2.4 gives a real matrix whose eigenvalues are all real real results;
+# NumPy 2.5 always gives complex ones. Asked of the installed NumPy once.
+_REAL_WHEN_ALL_REAL = np.linalg.eigvals(np.eye(1)).dtype.kind != "c"
+
+
 def _real_if_all_real(A, values, *others):
-    """NumPy's dtype rule for ``eig``/``eigvals``: a real matrix whose eigenvalues are all
-    real gets real results (the real parts, which carry the gradient); else complex."""
-    if A.dtype.kind != "c" and not values._data.imag.any():
+    """The installed NumPy's dtype rule for ``eig``/``eigvals``: up to NumPy 2.4, a real
+    matrix whose eigenvalues are all real gets real results (the real parts, which carry
+    the gradient); else, and always from NumPy 2.5, complex."""
+    if _REAL_WHEN_ALL_REAL and A.dtype.kind != "c" and not values._data.imag.any():
         import oxmera
         return (oxmera.real(values),) + tuple(oxmera.real(o) for o in others)
     return (values,) + others

@@ -4,8 +4,9 @@ Generated as ``oxmera.numpy`` is: each name runs the translator
 ``Tensor.__array_function__`` runs for ``np.linalg.NAME(t)``, which maps
 NumPy's arguments onto ``oxmera.linalg`` (``axis`` -> ``dim``, ``rcond`` ->
 ``rtol``, ``compute_uv=False`` -> ``svdvals`` ...). ``eig`` and ``eigvals``
-follow NumPy's dtype rule: the eigenvalues of a real matrix come back real
-when all of them are, complex otherwise.
+follow the installed NumPy's dtype rule: up to NumPy 2.4 the eigenvalues of a
+real matrix come back real when all of them are, complex otherwise; from
+NumPy 2.5 they are always complex.
 """
 import numpy as _np
 

@@ -245,7 +245,10 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
 
 def _fill_dtype(fill_value, dtype):
     if dtype is not None:
-        return np.dtype(dtype)
+        # Checked before the fill: NumPy 2.5 fails converting a number to a date
+        # dtype with its own ValueError, before the tensor's dtype check is reached.
+        from oxmera._dtypes import _dtype
+        return _dtype(dtype, "full")
     return _as_array(fill_value).dtype
 
 

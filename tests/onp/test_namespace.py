@@ -103,7 +103,12 @@ def test_gradient_flows_or_type_error_names_it(name):
             # Symmetric-matrix functions (cholesky, eigh) read one triangle:
             # perturb symmetrically, as PyTorch's gradients assume.
             t = (t + t.transpose(0, 1)) / 2
-        return tuple(o for o in _float_leaves(_ours(name, t)) if o.requires_grad)
+        result = _ours(name, t)
+        if name == "linalg.eig" and result[1].is_complex():
+            # NumPy 2.5's eig is complex: a vector is defined up to a phase, and
+            # only phase-free functions of it have a gradient (PyTorch's rule).
+            result = (result[0], result[1].abs())
+        return tuple(o for o in _float_leaves(result) if o.requires_grad)
     assert gradcheck(fn, (x,), eps=1e-6, atol=1e-5, rtol=1e-3)
 
 
