@@ -4,6 +4,9 @@ Some tests change the default dtype or grad mode on purpose; one that leaked
 either would make every later test in the process check something else, so
 the autouse fixture resets both and fails the leaking test instead.
 """
+import gc
+import sys
+
 import numpy as np
 import pytest
 
@@ -31,3 +34,22 @@ def _default_state():
     oxmera.set_default_dtype(oxmera.float32)
     assert not leaked_mode, "the test left grad mode disabled"
     assert not leaked_dtype, "the test left the default dtype changed"
+
+
+@pytest.fixture
+def no_gc():
+    """The collector off for the test (what is freed, reference counting freed)."""
+    # pytest keeps the last failure's traceback in sys.last_* until the next
+    # test's call phase; drop it now, so its garbage is collected here and not
+    # mistaken for ours later.
+    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -7,12 +7,10 @@ keep them alive. The million-node chains run in a subprocess, so that a
 crash (C stack overflow in a recursive dealloc) fails the test instead of
 killing pytest.
 """
-import gc
 import os
 import subprocess
 import sys
 import textwrap
-import types
 import weakref
 
 import numpy as np
@@ -27,41 +25,7 @@ OXMERA_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(oxmera.__file__)))
 N_OPS = 1000
 
 
-@pytest.fixture
-def no_gc():
-    # pytest keeps the last failure's traceback in sys.last_* until the next
-    # test's call phase; drop it now, so its garbage is collected here and not
-    # mistaken for ours later.
-    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-        if hasattr(sys, name):
-            delattr(sys, name)
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _ours(obj):
-    if isinstance(obj, (oxmera.Tensor, oxmera.GradFn, oxmera.AutogradMeta, np.ndarray)):
-        return True
-    module = getattr(obj, "__module__", None) if isinstance(obj, types.FunctionType) \
-        else type(obj).__module__
-    return isinstance(module, str) and module.startswith("oxmera")
-
-
-def cyclic_garbage():
-    """Objects of oxmera (or arrays, or oxmera's functions) only the cycle collector could free."""
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        gc.collect()
-        return [obj for obj in gc.garbage if _ours(obj)]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+from _gc_garbage import cyclic_garbage  # noqa: E402  (tests/ is on sys.path)
 
 
 OPS = {

@@ -13,8 +13,6 @@ thresholds. Each cycle is checked to exist (alive after ``del``) before it is
 checked to be collected, with weak references.
 """
 import gc
-import sys
-import types
 import weakref
 
 import numpy as np
@@ -24,38 +22,7 @@ import oxmera
 from oxmera import nn
 
 
-@pytest.fixture
-def no_gc():
-    # A failure's traceback kept in sys.last_* would hold garbage of its own.
-    for name in ("last_type", "last_value", "last_traceback", "last_exc"):
-        if hasattr(sys, name):
-            delattr(sys, name)
-    gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _ours(obj):
-    if isinstance(obj, (oxmera.Tensor, oxmera.GradFn, oxmera.AutogradMeta, np.ndarray)):
-        return True
-    module = getattr(obj, "__module__", None) if isinstance(obj, types.FunctionType) \
-        else type(obj).__module__
-    return isinstance(module, str) and module.startswith("oxmera")
-
-
-def _cyclic_garbage():
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        gc.collect()
-        return [obj for obj in gc.garbage if _ours(obj)]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
+from _gc_garbage import cyclic_garbage  # noqa: E402  (tests/ is on sys.path)
 
 
 class _Square(oxmera.autograd.Function):
@@ -89,9 +56,9 @@ def test_training_steps_leave_no_cyclic_garbage(no_gc):
     model = _training_steps()
     # Still usable: its parameters have gradients, nothing was cleared.
     assert all(p.grad is not None for p in model.parameters())
-    assert _cyclic_garbage() == []
+    assert cyclic_garbage() == []
     del model
-    assert _cyclic_garbage() == []
+    assert cyclic_garbage() == []
 
 
 def test_the_collector_sees_through_meta_and_edges():
@@ -164,7 +131,7 @@ def test_training_steps_hide_their_graphs(no_gc, optimizer):
             assert _graph_objects() <= tracked
         del out, loss
     assert all(r() is None for r in refs)
-    assert _cyclic_garbage() == []
+    assert cyclic_garbage() == []
     assert all(not gc.is_tracked(p) for p in model.parameters())
 
 
