@@ -26,6 +26,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 import collections
 import collections.abc
+import dis
 import gc
 import itertools
 import operator
@@ -71,6 +72,7 @@ cdef extern from *:
     ctypedef int (*oxm_traverse)(PyObject*, visitproc, void*) noexcept
 
 cdef extern from "Python.h":
+    PyObject* PyEval_GetFrame()
     unsigned long Py_TPFLAGS_IMMUTABLETYPE
     void PyType_Modified(PyTypeObject*)
 
@@ -2180,7 +2182,140 @@ cdef object _binary_slot(Py_ssize_t slot, object left, object right):
     cdef object op = _slot_ops[slot]
     if op is None:
         return NotImplemented
-    return apply_op(<OpDef>op, (left, right), None)
+    reuse = None
+    if (<OpDef>op).numpy_forward is not None:
+        reuse = _temporary_out(<OpDef>op, left, right)
+    return _apply_op(<OpDef>op, (left, right), None, reuse)
+
+
+# -- Temporaries: ``a * b + c`` allocates once, as in NumPy -------------------------
+#
+# The interpreter holds an operand of a binary operator that no variable,
+# container or graph node refers to (``x * w`` in ``x * w + 1``) with the only
+# reference to it: its memory can take the result, as NumPy does for its own
+# arrays. Reused only when that is provably unobservable:
+#   - the Tensor's and its array's only references are the operand itself
+#     (reference counts of 1), the array owns its memory (no view of it, no
+#     base), is writeable (saved memory is locked read-only) and is large
+#     enough that an allocation costs more than these checks (NumPy's own
+#     threshold, 256 KiB);
+#   - the Tensor is exactly a Tensor (no subclass state), is not a view
+#     and no weak references, and the op does not save it for backward;
+#   - the operator was started by the interpreter's binary-operator
+#     instruction: a C caller (a Cython function, ``sum()``, ``operator.add``)
+#     may hold its only reference and read the operand afterwards, and is
+#     then not running that instruction in the current frame;
+#   - the result has the temporary's shape and dtype (checked again after
+#     dtype promotion, _writes_into).
+cdef Py_ssize_t _REUSE_MIN_BYTES = 256 * 1024
+# The reference counts an unreferenced operand shows here: the interpreter's
+# and the Tensor method's own (Cython's def slot holds its argument), and for
+# its array the Tensor's and the local variable's. A test (test_temporaries)
+# fails if a Cython upgrade changes them.
+cdef Py_ssize_t _TEMP_REFS = 2
+cdef Py_ssize_t _TEMP_ARRAY_REFS = 2
+cdef object _BINARY_OPCODES = frozenset(
+    [dis.opmap[name] for name in ("BINARY_OP", "BINARY_ADD", "BINARY_SUBTRACT",
+                                  "BINARY_MULTIPLY", "BINARY_TRUE_DIVIDE")
+     if name in dis.opmap])
+
+
+cdef object _temporary_out(OpDef op, object left, object right):
+    """The array of ``left`` or ``right`` the op may write its result into, or None."""
+    cdef Py_ssize_t i
+    cdef Tensor t
+    for i in range(2):
+        v = left if i == 0 else right
+        if type(v) is not Tensor or Py_REFCNT(v) != _TEMP_REFS:
+            continue
+        t = <Tensor>v
+        arr = t._data
+        if (type(arr) is not ndarray or Py_REFCNT(arr) != _TEMP_ARRAY_REFS
+                or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES
+                or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
+                or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
+                or not cnp.PyArray_ISALIGNED(<cnp.ndarray>arr)
+                or not (cnp.PyTypeNum_ISFLOAT(cnp.PyArray_TYPE(<cnp.ndarray>arr))
+                        or cnp.PyTypeNum_ISCOMPLEX(cnp.PyArray_TYPE(<cnp.ndarray>arr)))
+                or _view_info(t) is not None or _has_weakrefs(t)):
+            continue
+        other = right if i == 0 else left
+        if op.save_mask is None or not _unsaved(op.save_mask[i], other):
+            continue
+        if not _fits_into(other, <cnp.ndarray>arr):
+            continue
+        if not _called_by_operator():
+            return None
+        return arr
+    return None
+
+
+cdef extern from *:
+    """
+    static int oxm_has_weakrefs(PyObject* o) {
+        Py_ssize_t offset = Py_TYPE(o)->tp_weaklistoffset;
+        return offset > 0 && *(PyObject**)((char*)o + offset) != NULL;
+    }
+    """
+    bint _has_weakrefs "oxm_has_weakrefs"(object o) noexcept
+
+
+cdef bint _unsaved(object mask_entry, object other):
+    # The save-mask entry of the temporary: False, or the inputs whose gradient
+    # needs it (mul keeps x when y needs a gradient): then ``other`` must need none.
+    if mask_entry is False:
+        return True
+    if type(mask_entry) is not tuple:
+        return False
+    return not (isinstance(other, Tensor) and (<Tensor>other)._meta is not None
+                and (<Tensor>other)._meta.requires_grad)
+
+
+cdef bint _fits_into(object other, cnp.ndarray arr):
+    # The other operand leaves the result the temporary's shape and dtype.
+    cdef Py_ssize_t k, lead
+    cdef cnp.ndarray o
+    if isinstance(other, (float, int)):
+        return True                     # weakly typed: the tensor's dtype wins
+    if type(other) is not Tensor or type((<Tensor>other)._data) is not ndarray:
+        return False
+    o = <cnp.ndarray>(<Tensor>other)._data
+    if cnp.PyArray_TYPE(o) != cnp.PyArray_TYPE(arr) or o.ndim > arr.ndim:
+        return False
+    lead = arr.ndim - o.ndim
+    for k in range(o.ndim):
+        if o.shape[k] != 1 and o.shape[k] != arr.shape[lead + k]:
+            return False
+    return True
+
+
+cdef bint _called_by_operator() except -1:
+    # Is the current Python frame executing a binary-operator instruction?
+    cdef PyObject* frame = PyEval_GetFrame()
+    if frame == NULL:
+        return False
+    f = <object>frame
+    lasti = f.f_lasti
+    code = f.f_code.co_code
+    return 0 <= lasti < len(code) and code[lasti] in _BINARY_OPCODES
+
+
+cdef bint _writes_into(cnp.ndarray reuse, tuple fargs, Py_ssize_t n) except -1:
+    # After dtype promotion: the temporary is still an input, every array
+    # input has its dtype and the rest are Python numbers, so the ufunc's
+    # result has its dtype (and, checked before, its shape).
+    cdef Py_ssize_t i
+    cdef bint found = False
+    for i in range(n):
+        v = fargs[i]
+        if v is reuse:
+            found = True
+        elif cnp.PyArray_Check(v):
+            if cnp.PyArray_TYPE(<cnp.ndarray>v) != cnp.PyArray_TYPE(reuse):
+                return False
+        elif not _is_python_scalar(v):
+            return False
+    return found
 
 
 def install_tensor_attributes(dict attributes not None):
@@ -2260,6 +2395,12 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
     recorded when grad mode is on, the op is differentiable and any input
     requires grad.
     """
+    return _apply_op(op, args, kwargs, None)
+
+
+cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
+    # ``reuse``: the array of an unreferenced temporary input the forward may
+    # write its result into (_temporary_out), or None.
     cdef Py_ssize_t n = op.n_inputs
     cdef Py_ssize_t i, nargs
     cdef int num
@@ -2339,7 +2480,10 @@ def apply_op(OpDef op not None, tuple args not None, dict kwargs):
             out = op.forward(*fargs, **kwargs)
         elif nargs == n and op.numpy_forward is not None:
             # The forward is exactly this NumPy call: one Python frame less.
-            out = op.numpy_forward(*fargs)
+            if reuse is not None and _writes_into(reuse, fargs, n):
+                out = op.numpy_forward(*fargs, out=reuse)
+            else:
+                out = op.numpy_forward(*fargs)
         else:
             out = op.forward(*fargs)
     except ValueError as err:
