@@ -20,7 +20,7 @@ What does not
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject, destructor, traverseproc, visitproc
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
@@ -2605,6 +2605,45 @@ cdef inline bint _keeps(object mask_entry, object next_fns):
 cdef dict _out_infos = {}
 
 
+# The pair of the last output recorded, with its descriptor and dims as C
+# values: a run of ops of one shape (most of a graph) then finds its pair
+# without building a shape tuple or looking the dict up.
+cdef object _last_out_info = None
+cdef void* _last_descr = NULL
+cdef int _last_nd = -1
+cdef cnp.npy_intp _last_dims[8]
+
+
+cdef object _out_info_of(object array):
+    """The interned ``(shape, dtype)`` of an output array."""
+    cdef cnp.ndarray arr
+    cdef int nd
+    global _last_out_info, _last_descr, _last_nd
+    if not cnp.PyArray_Check(array):
+        return _intern_out_info(array.shape, array.dtype)
+    arr = <cnp.ndarray>array
+    nd = cnp.PyArray_NDIM(arr)
+    if (<void*>cnp.PyArray_DESCR(arr) == _last_descr and nd == _last_nd
+            and memcmp(cnp.PyArray_DIMS(arr), _last_dims, nd * sizeof(cnp.npy_intp)) == 0):
+        return _last_out_info
+    info = _intern_out_info(array.shape, array.dtype)
+    if nd <= 8:
+        memcpy(_last_dims, cnp.PyArray_DIMS(arr), nd * sizeof(cnp.npy_intp))
+        _last_nd = nd
+        _last_descr = <void*>cnp.PyArray_DESCR(arr)
+        _last_out_info = info       # holds the dtype: the pointer above stays valid
+    return info
+
+
+cdef inline bint _is_inexact(object array):
+    # dtype.kind in "fc", read in C for an ndarray
+    cdef int num
+    if cnp.PyArray_Check(array):
+        num = cnp.PyArray_TYPE(<cnp.ndarray>array)
+        return cnp.PyTypeNum_ISFLOAT(num) or cnp.PyTypeNum_ISCOMPLEX(num)
+    return array.dtype.kind in "fc"
+
+
 cdef object _intern_out_info(object shape, object dtype):
     info = (shape, dtype)
     found = _out_infos.get(info)
@@ -2920,8 +2959,8 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         _extras_of(node).creation_trace = "".join(stack[:len(stack) - 1])
     if node.num_outputs == 1:
         t = <Tensor>outputs[0]
-        node.out_info = _intern_out_info(t._data.shape, t._data.dtype)
-        if t._data.dtype.kind in "fc":
+        node.out_info = _out_info_of(t._data)
+        if _is_inexact(t._data):
             t._meta = _new_meta(node, 0)
         if op.save_output:
             node.saved_output = t._data
@@ -2931,11 +2970,10 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 _lock_array(t._data, <VersionCounter>node.output_counter)
                 node.locked = True
     else:
-        node.out_info = tuple([_intern_out_info((<Tensor>o)._data.shape, (<Tensor>o)._data.dtype)
-                               for o in outputs])
+        node.out_info = tuple([_out_info_of((<Tensor>o)._data) for o in outputs])
         for i in range(node.num_outputs):
             t = <Tensor>outputs[i]
-            if t._data.dtype.kind in "fc":
+            if _is_inexact(t._data):
                 t._meta = _new_meta(node, i)
         if op.save_output:
             node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
