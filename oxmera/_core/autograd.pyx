@@ -132,7 +132,7 @@ cdef extern from *:
 
 cdef object ndarray = np.ndarray
 cdef object _np_asarray = np.asarray
-cdef object _np_ones = np.ones
+cdef object _np_empty = np.empty
 cdef object _np_zeros = np.zeros
 cdef object _np_add = np.add
 cdef object _np_generic = np.generic    # module attribute lookups cost on hot paths
@@ -4184,7 +4184,10 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
             raise RuntimeError(
                 f"grad can be implicitly created only for real scalar outputs; the output {i} "
                 f"has dtype {t._data.dtype}: pass `gradient`, or take a real part or abs first")
-        return wrap_array(_np_ones(shape, t._data.dtype))
+        # np.empty and fill are C calls; np.ones is a Python function (0.3 us more)
+        seed = _np_empty(shape, t._data.dtype)
+        seed.fill(1)
+        return wrap_array(seed)
     if isinstance(gradient, Tensor) and create_graph:
         g = <Tensor>gradient
     else:
