@@ -709,13 +709,23 @@ def _class_targets(input, target, weight, ignore_index, opname):
         raise OpError(f"{opname}(): weight of shape {tuple(weight.shape)} must have one entry "
                       f"per class, shape ({classes},), for input of shape {input.shape}")
     valid = index != ignore_index
-    bad = valid & ((index < 0) | (index >= classes))
-    if bad.any():
-        raise IndexError(f"{opname}(): target {index[bad].flat[0]} is out of bounds for "
-                         f"{classes} classes (input of shape {input.shape})")
-    safe = np.where(valid, index, 0)
-    picked = np.moveaxis((safe[..., None] == np.arange(classes)) & valid[..., None], -1,
-                         class_dim)
+    if index.size and valid.all():
+        # The common case, no target ignored: two reductions check the bounds.
+        if index.min() < 0 or index.max() >= classes:
+            bad = (index < 0) | (index >= classes)
+            raise IndexError(f"{opname}(): target {index[bad].flat[0]} is out of bounds for "
+                             f"{classes} classes (input of shape {input.shape})")
+        safe = index
+        picked = safe[..., None] == np.arange(classes)
+    else:
+        bad = valid & ((index < 0) | (index >= classes))
+        if bad.any():
+            raise IndexError(f"{opname}(): target {index[bad].flat[0]} is out of bounds for "
+                             f"{classes} classes (input of shape {input.shape})")
+        safe = np.where(valid, index, 0)
+        picked = (safe[..., None] == np.arange(classes)) & valid[..., None]
+    if picked.ndim > 2:
+        picked = np.moveaxis(picked, -1, class_dim)     # (N, d1, ..., C) -> (N, C, d1, ...)
     if weight is None:
         target_weights = None
     else:
