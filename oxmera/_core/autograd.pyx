@@ -133,6 +133,7 @@ cdef extern from *:
 cdef object ndarray = np.ndarray
 cdef object _np_asarray = np.asarray
 cdef object _np_empty = np.empty
+cdef object _np_empty_like = np.empty_like
 cdef object _np_zeros = np.zeros
 cdef object _np_add = np.add
 cdef object _np_generic = np.generic    # module attribute lookups cost on hot paths
@@ -3998,6 +3999,10 @@ cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
 
 cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_t i):
     """Bring a VJP's gradient to the shape and dtype of the input it is for."""
+    if (type(fn) is Tensor and cnp.PyArray_Check(g._data)
+            and cnp.PyArray_Check((<Tensor>fn)._data)
+            and _same_layout(<cnp.ndarray>g._data, <cnp.ndarray>(<Tensor>fn)._data)):
+        return g        # a leaf's gradient of its shape and dtype: read in C, no tuples
     shape = _expected_shape(fn, nr)
     if not _has_shape(g._data, shape):
         got = g._data.shape
@@ -4012,6 +4017,14 @@ cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_
         if g._data.dtype != dtype:
             g = _cast_op(g, dtype)
     return g
+
+
+cdef inline bint _same_layout(cnp.ndarray a, cnp.ndarray b) noexcept:
+    # Same dtype descriptor and dims (not strides): ``a.shape == b.shape and
+    # a.dtype is b.dtype`` without building tuples.
+    cdef int nd = cnp.PyArray_NDIM(a)
+    return (cnp.PyArray_DESCR(a) == cnp.PyArray_DESCR(b) and nd == cnp.PyArray_NDIM(b)
+            and memcmp(cnp.PyArray_DIMS(a), cnp.PyArray_DIMS(b), nd * sizeof(cnp.npy_intp)) == 0)
 
 
 cdef bint _has_shape(object array, tuple shape) except -1:
@@ -4174,6 +4187,12 @@ cdef int _check_anomaly(GradFn node, object grads_in) except -1:
 
 
 cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_graph):
+    if gradient is None and cnp.PyArray_Check(t._data) and cnp.PyArray_SIZE(<cnp.ndarray>t._data) == 1:
+        if not cnp.PyTypeNum_ISCOMPLEX(cnp.PyArray_TYPE(<cnp.ndarray>t._data)):
+            # loss.backward(): a seed of ones, its shape and dtype read in C
+            seed = _np_empty_like(t._data)
+            seed.fill(1)
+            return wrap_array(seed)
     shape = t._data.shape
     if gradient is None:
         if t._data.size != 1:
@@ -4190,8 +4209,13 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
         return wrap_array(seed)
     if isinstance(gradient, Tensor) and create_graph:
         g = <Tensor>gradient
+    elif isinstance(gradient, Tensor):
+        g = wrap_array((<Tensor>gradient)._data)        # as_array's answer, minus a call
     else:
         g = wrap_array(as_array(gradient))
+    if (cnp.PyArray_Check(g._data) and cnp.PyArray_Check(t._data)
+            and _same_layout(<cnp.ndarray>g._data, <cnp.ndarray>t._data)):
+        return g        # the commonest case, checked in C
     if g._data.shape != shape:
         raise RuntimeError(
             f"Mismatch in shape: grad_output[{i}] has a shape of {g._data.shape} and "
