@@ -1,0 +1,125 @@
+"""The compiled erf/erfc kernels (oxmera/_core/_kernels.pyx) behind erf, erfc and gelu.
+
+float32 erf is a vectorized formula of its own (not libm's): it is checked
+over a sample of every float32 bit pattern, and densely where its two pieces
+meet, against ``math.erf`` rounded, and against SciPy when installed.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import oxmera
+from oxmera._core import _kernels
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _float32_ulps(got, expected):
+    """Distance in float32 ulps (the bit patterns of same-signed floats are ordered)."""
+    as_int = lambda a: a.view(np.int32).astype(np.int64)    # noqa: E731
+    order = lambda i: np.where(i < 0, -(i & 0x7FFFFFFF), i)  # noqa: E731
+    return np.abs(order(as_int(got)) - order(as_int(expected)))
+
+
+def _float32_sample():
+    bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
+    every = bits.view(np.float32)
+    every = every[np.isfinite(every)]
+    # where the pieces meet (1) and the clamp (4), where erf(x) reaches 1 in
+    # float32 (3.84), and the bulk of a network's activations
+    near = [np.linspace(b - 1e-3, b + 1e-3, 4001, dtype=np.float32) for b in (1.0, 3.84, 4.0)]
+    return np.concatenate([every, *near, np.linspace(-6, 6, 200001, dtype=np.float32)])
+
+
+def test_float32_erf_is_within_one_ulp_of_the_rounded_float64_value():
+    x = _float32_sample()
+    expected = _erf(x.astype(np.float64)).astype(np.float32)
+    got = _kernels.erf(x)
+    assert got.dtype == np.float32
+    ulps = _float32_ulps(got, expected)
+    assert ulps.max() <= 1, (ulps.max(), x[ulps.argmax()])
+    # off by one only at near-ties of the rounding: rare
+    assert np.count_nonzero(ulps) <= 1e-3 * x.size
+
+
+def test_float32_erf_agrees_with_scipy():
+    special = pytest.importorskip("scipy.special")
+    x = _float32_sample()
+    expected = special.erf(x.astype(np.float64)).astype(np.float32)
+    assert _float32_ulps(_kernels.erf(x), expected).max() <= 1
+
+
+def test_float64_erf_and_erfc_are_within_an_ulp_of_math():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(50000) * 4, np.geomspace(1e-310, 30, 3000),
+                        -np.geomspace(1e-300, 30, 3000), [5e-324, 1e308]])
+    for kernel, reference in ((_kernels.erf, _erf), (_kernels.erfc, _erfc)):
+        expected = reference(x)
+        got = kernel(x)
+        assert got.dtype == np.float64
+        assert np.all(np.abs(got - expected) <= np.spacing(np.abs(expected))), kernel
+
+
+def test_float64_erf_agrees_with_scipy():
+    special = pytest.importorskip("scipy.special")
+    x = np.random.default_rng(4).standard_normal(20000) * 3
+    expected = special.erf(x)
+    # SciPy's own float64 erf is up to a few ulps off the true value
+    assert np.all(np.abs(_kernels.erf(x) - expected) <= 4 * np.spacing(np.abs(expected)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_special_values(dtype):
+    tiny = np.finfo(dtype).smallest_subnormal
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, tiny, -tiny, np.finfo(dtype).max,
+                  -np.finfo(dtype).max, 6.0, 100.0], dtype)
+    got = _kernels.erf(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got[[0, 2, 3, 7, 8, 9, 10]], [0, 1, -1, 1, -1, 1, 1])
+    assert np.signbit(got[1]) and got[1] == 0
+    assert np.isnan(got[4])
+    # erf(x) ~ 2x / sqrt(pi) for tiny x: the smallest subnormal stays nonzero, with its sign
+    assert got[5] > 0 and got[6] == -got[5]
+    assert np.signbit(_kernels.erfc(np.array([np.inf]))[0]) is np.False_
+    np.testing.assert_array_equal(_kernels.erfc(np.array([-np.inf, np.inf, 0.0, 30.0])),
+                                  [2.0, 0.0, 1.0, 0.0])
+    assert np.isnan(_kernels.erfc(np.array([np.nan]))[0])
+
+
+def test_kernels_take_any_layout_and_leave_the_input_alone():
+    base = np.linspace(-3, 3, 60, dtype=np.float32).reshape(6, 10)
+    base.flags.writeable = False                     # saved arrays are read-only
+    strided = base[::2, ::-3]
+    got = _kernels.erf(strided)
+    assert got.shape == strided.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, _kernels.erf(strided.copy()))
+    assert _kernels.erf(np.array(0.5)).shape == ()     # 0-d
+    assert _kernels.erf(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    assert _kernels.erfc(np.zeros(0)).shape == (0,)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _kernels.erf(np.zeros(3, np.float16))
+    with pytest.raises(TypeError, match="float64"):
+        _kernels.erfc(np.zeros(3, np.float32))
+
+
+def test_erf_and_erfc_of_other_dtypes_go_through_float64():
+    swapped = np.linspace(-3, 3, 101).astype(">f4")     # a non-native byte order
+    expected = _erf(swapped.astype(np.float64)).astype(np.float32)
+    got = oxmera.erf(oxmera.tensor(swapped)).numpy()
+    assert got.dtype == swapped.dtype
+    np.testing.assert_array_equal(got, expected)
+    x = np.linspace(-5, 10, 301).astype(np.float32)
+    np.testing.assert_array_equal(oxmera.erfc(oxmera.tensor(x)).numpy(),
+                                  _erfc(x.astype(np.float64)).astype(np.float32))
+
+
+def test_gelu_uses_the_float32_erf():
+    x = np.linspace(-6, 6, 10001, dtype=np.float32)
+    # the float32 formula x * (erf(x / sqrt 2) + 1) / 2, with erf rounded from float64
+    cdf = _erf((x * np.float32(math.sqrt(0.5))).astype(np.float64)).astype(np.float32)
+    expected = x * ((cdf + np.float32(1)) * np.float32(0.5))
+    got = oxmera.nn.functional.gelu(oxmera.tensor(x)).numpy()
+    # erf within one ulp (6e-8 near +-1), times |x| / 2 <= 3
+    np.testing.assert_allclose(got, expected, rtol=2.5e-7, atol=2e-7)
