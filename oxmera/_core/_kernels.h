@@ -1,4 +1,4 @@
-/* Elementwise kernels NumPy has no ufunc for (erf), for oxmera/_core/_kernels.pyx.
+/* Elementwise kernels NumPy has no ufunc for (erf, gelu's VJP), for _kernels.pyx.
  *
  * float32 erf is evaluated in double by a branch-free formula, so the compiler
  * vectorizes the loop (SciPy's and libm's erf branch on the argument's range:
@@ -55,8 +55,9 @@ static const double oxmera_erfcx_mid[15] = {  /* erfcx in (|x| - 2.5) / 1.5 */
     -0.005570925693663485, 0.012489367000778788, -0.02700527618973718,
     0.056110493629759305, -0.11152102073476153, 0.21080636406114364};
 
-/* exp(y) for y in [-1022 ln 2, 709]: no overflow, underflow or nan handling
- * (the callers stay in range). Branch-free, so it vectorizes. */
+/* exp(y) for y in [-1022 ln 2, 709] (relative error < 1e-11; nan for nan):
+ * no overflow or underflow handling (the callers stay in range).
+ * Branch-free, so it vectorizes. */
 static inline double oxmera_exp_in_range(double y)
 {
     const double shift = 6755399441055744.0;            /* 1.5 * 2^52 */
@@ -107,6 +108,27 @@ static void oxmera_erf_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RES
 {
     for (ptrdiff_t i = 0; i < n; i++)
         out[i] = (float)oxmera_erf_narrow((double)x[i]);
+}
+
+/* gelu's VJP (approximate='none') from the CDF its forward kept, float32, in
+ * one pass: grad * (cdf + x * exp(-x^2 / 2) / sqrt(2 pi)), evaluated in double.
+ * Below -700 (|x| > 37) the density is 0 (exp would leave the range of
+ * oxmera_exp_in_range): at x = +-inf the product is then inf * 0 = nan, as
+ * NumPy's and PyTorch's formula give. */
+OXMERA_CLONES
+static void oxmera_gelu_backward_float32(const float *OXMERA_RESTRICT grad,
+                                         const float *OXMERA_RESTRICT x,
+                                         const float *OXMERA_RESTRICT cdf,
+                                         float *OXMERA_RESTRICT out, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++) {
+        double v = (double)x[i];
+        double y = -0.5 * (v * v);
+        double in_range = y < -700.0 ? -700.0 : y;
+        double density = oxmera_exp_in_range(in_range) * 0.3989422804014327;
+        density = y < -700.0 ? 0.0 : density;
+        out[i] = (float)((double)grad[i] * ((double)cdf[i] + v * density));
+    }
 }
 
 static void oxmera_erf_float64(const double *x, double *out, ptrdiff_t n)

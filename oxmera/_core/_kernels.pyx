@@ -14,6 +14,8 @@ cdef extern from "_kernels.h" nogil:
     void oxmera_erf_float32(const float *x, float *out, Py_ssize_t n)
     void oxmera_erf_float64(const double *x, double *out, Py_ssize_t n)
     void oxmera_erfc_float64(const double *x, double *out, Py_ssize_t n)
+    void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
+                                      float *out, Py_ssize_t n)
 
 
 def erf(x):
@@ -57,4 +59,25 @@ def erfc(x):
         x64, out64 = source.reshape(-1), out.reshape(-1)
         with nogil:
             oxmera_erfc_float64(&x64[0], &out64[0], n)
+    return out
+
+
+def gelu_backward(grad, x, cdf):
+    """gelu's VJP ``grad * (cdf + x * pdf(x))`` (``approximate='none'``) of float32
+    arrays of one shape, in one pass: a new C-contiguous float32 array."""
+    grad, x, cdf = (np.asarray(a, order="C") for a in (grad, x, cdf))
+    if not grad.dtype == x.dtype == cdf.dtype == np.float32:
+        raise TypeError(f"gelu_backward kernel: float32 arrays only, got "
+                        f"{grad.dtype}, {x.dtype}, {cdf.dtype}")
+    if not grad.shape == x.shape == cdf.shape:
+        raise ValueError(f"gelu_backward kernel: one shape for all, got "
+                         f"{grad.shape}, {x.shape}, {cdf.shape}")
+    out = np.empty(x.shape, np.float32)
+    cdef Py_ssize_t n = x.size
+    cdef const float[::1] g32, x32, c32
+    cdef float[::1] out32
+    if n:
+        g32, x32, c32, out32 = grad.reshape(-1), x.reshape(-1), cdf.reshape(-1), out.reshape(-1)
+        with nogil:
+            oxmera_gelu_backward_float32(&g32[0], &x32[0], &c32[0], &out32[0], n)
     return out

@@ -123,3 +123,45 @@ def test_gelu_uses_the_float32_erf():
     got = oxmera.nn.functional.gelu(oxmera.tensor(x)).numpy()
     # erf within one ulp (6e-8 near +-1), times |x| / 2 <= 3
     np.testing.assert_allclose(got, expected, rtol=2.5e-7, atol=2e-7)
+
+
+def _gelu_slope(x):
+    """d/dx of x * Phi(x), in float64."""
+    return (_erf(x / math.sqrt(2)) + 1) / 2 + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+
+
+def test_gelu_backward_kernel_matches_the_float64_formula():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.linspace(-40, 40, 20001), rng.standard_normal(20000) * 3,
+                        [0.0, -0.0, 1e-30, -1e-30, 3e38, -3e38]]).astype(np.float32)
+    grad = rng.standard_normal(x.size).astype(np.float32)
+    cdf = ((_erf(x.astype(np.float64) / math.sqrt(2)) + 1) / 2).astype(np.float32)
+    got = _kernels.gelu_backward(grad, x, cdf)
+    assert got.dtype == np.float32
+    wide = x.astype(np.float64)
+    # from the float32 cdf the kernel is given (it rounds once, at the end)
+    expected = grad * (cdf + wide * np.exp(-wide * wide / 2) / math.sqrt(2 * math.pi))
+    np.testing.assert_allclose(got, expected.astype(np.float32), rtol=2e-7, atol=1e-38)
+    np.testing.assert_allclose(got, grad * _gelu_slope(wide), rtol=1e-6, atol=1e-7)
+
+
+def test_gelu_backward_kernel_special_values_are_the_formulas():
+    x = np.array([np.inf, -np.inf, np.nan, 0.0], np.float32)
+    cdf = np.array([1.0, 0.0, np.nan, 0.5], np.float32)
+    got = _kernels.gelu_backward(np.ones(4, np.float32), x, cdf)
+    with np.errstate(invalid="ignore"):
+        expected = cdf + x * np.exp(-x * x / 2) / np.float32(math.sqrt(2 * math.pi))
+    np.testing.assert_array_equal(got, expected)          # inf * 0: nan, as in PyTorch
+    with pytest.raises(TypeError, match="float32"):
+        _kernels.gelu_backward(np.ones(2), np.ones(2, np.float32), np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="one shape"):
+        _kernels.gelu_backward(*(np.ones(n, np.float32) for n in (2, 2, 3)))
+
+
+def test_gelu_gradient_through_the_kernel_on_strided_and_broadcast_grads():
+    x = oxmera.tensor(np.linspace(-5, 5, 48, dtype=np.float32).reshape(6, 8)[:, ::2],
+                      requires_grad=True)
+    out = oxmera.nn.functional.gelu(x)
+    out.backward(oxmera.ones(1, 4).expand(6, 4))        # a stride-0 gradient
+    wide = x.detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(x.grad.numpy(), _gelu_slope(wide), rtol=1e-6, atol=1e-7)
