@@ -131,6 +131,108 @@ static void oxmera_gelu_backward_float32(const float *OXMERA_RESTRICT grad,
     }
 }
 
+/* The sum of n floats in double, in eight running sums so the adds pipeline
+ * (and vectorize) without reassociation flags. */
+static inline double oxmera_sum_float32(const float *x, ptrdiff_t n)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++)
+            acc[k] += (double)x[j + k];
+    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; j < n; j++)
+        total += (double)x[j];
+    return total;
+}
+
+/* layer_norm over `rows` contiguous rows of n > 0 floats (float32 in and
+ * out, statistics in double, two passes as NumPy's variance): writes the
+ * output and each row's mean and 1 / sqrt(var + eps). weight and bias (n
+ * each) may be NULL. */
+OXMERA_CLONES
+static void oxmera_layer_norm_float32(const float *OXMERA_RESTRICT x,
+                                      const float *OXMERA_RESTRICT weight,
+                                      const float *OXMERA_RESTRICT bias,
+                                      float *OXMERA_RESTRICT out, float *OXMERA_RESTRICT mean,
+                                      float *OXMERA_RESTRICT rstd, ptrdiff_t rows, ptrdiff_t n,
+                                      double eps)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const float *row = x + r * n;
+        float *o = out + r * n;
+        double m = oxmera_sum_float32(row, n) / (double)n;
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8)
+            for (int k = 0; k < 8; k++) {
+                double d = (double)row[j + k] - m;
+                acc[k] += d * d;
+            }
+        double square = ((acc[0] + acc[1]) + (acc[2] + acc[3]))
+            + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (; j < n; j++) {
+            double d = (double)row[j] - m;
+            square += d * d;
+        }
+        double s = 1.0 / sqrt(square / (double)n + eps);
+        for (j = 0; j < n; j++) {
+            double v = ((double)row[j] - m) * s;
+            if (weight)
+                v *= (double)weight[j];
+            if (bias)
+                v += (double)bias[j];
+            o[j] = (float)v;
+        }
+        mean[r] = (float)m;
+        rstd[r] = (float)s;
+    }
+}
+
+/* layer_norm's VJP from the kept mean and rstd (float32, in double): per row,
+ * with xhat = (x - mean) * rstd and gs = grad * weight,
+ *   grad_input = (gs - mean(gs) - xhat * mean(gs * xhat)) * rstd,
+ * and, summed over the rows into grad_weight and grad_bias (n doubles each,
+ * zeroed by the caller), grad * xhat and grad. weight may be NULL. */
+OXMERA_CLONES
+static void oxmera_layer_norm_backward_float32(
+    const float *OXMERA_RESTRICT grad, const float *OXMERA_RESTRICT x,
+    const float *OXMERA_RESTRICT weight, const float *OXMERA_RESTRICT mean,
+    const float *OXMERA_RESTRICT rstd, float *OXMERA_RESTRICT grad_input,
+    double *OXMERA_RESTRICT grad_weight, double *OXMERA_RESTRICT grad_bias,
+    ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const float *g = grad + r * n, *row = x + r * n;
+        float *gi = grad_input + r * n;
+        double m = (double)mean[r], s = (double)rstd[r];
+        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        ptrdiff_t j = 0;
+        for (; j + 8 <= n; j += 8)
+            for (int k = 0; k < 8; k++) {
+                double gs = (double)g[j + k] * (weight ? (double)weight[j + k] : 1.0);
+                a[k] += gs;
+                b[k] += gs * (((double)row[j + k] - m) * s);
+            }
+        double sum_gs = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+        double sum_gsx = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
+        for (; j < n; j++) {
+            double gs = (double)g[j] * (weight ? (double)weight[j] : 1.0);
+            sum_gs += gs;
+            sum_gsx += gs * (((double)row[j] - m) * s);
+        }
+        double mean_gs = sum_gs / (double)n, mean_gsx = sum_gsx / (double)n;
+        for (j = 0; j < n; j++) {
+            double xhat = ((double)row[j] - m) * s;
+            double gj = (double)g[j];
+            double gs = gj * (weight ? (double)weight[j] : 1.0);
+            gi[j] = (float)((gs - mean_gs - xhat * mean_gsx) * s);
+            grad_weight[j] += gj * xhat;
+            grad_bias[j] += gj;
+        }
+    }
+}
+
 static void oxmera_erf_float64(const double *x, double *out, ptrdiff_t n)
 {
     for (ptrdiff_t i = 0; i < n; i++)

@@ -14,6 +14,14 @@ cdef extern from "_kernels.h" nogil:
     void oxmera_erf_float32(const float *x, float *out, Py_ssize_t n)
     void oxmera_erf_float64(const double *x, double *out, Py_ssize_t n)
     void oxmera_erfc_float64(const double *x, double *out, Py_ssize_t n)
+    void oxmera_layer_norm_float32(const float *x, const float *weight, const float *bias,
+                                   float *out, float *mean, float *rstd, Py_ssize_t rows,
+                                   Py_ssize_t n, double eps)
+    void oxmera_layer_norm_backward_float32(const float *grad, const float *x,
+                                            const float *weight, const float *mean,
+                                            const float *rstd, float *grad_input,
+                                            double *grad_weight, double *grad_bias,
+                                            Py_ssize_t rows, Py_ssize_t n)
     void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
                                       float *out, Py_ssize_t n)
 
@@ -81,3 +89,70 @@ def gelu_backward(grad, x, cdf):
         with nogil:
             oxmera_gelu_backward_float32(&g32[0], &x32[0], &c32[0], &out32[0], n)
     return out
+
+
+cdef const float *_float32_data(array, Py_ssize_t n, str what) except? NULL:
+    """The data of a C-contiguous float32 array of n elements, or NULL for None
+    (valid while the caller holds the array)."""
+    if array is None:
+        return NULL
+    cdef const float[::1] view = array.reshape(-1)
+    if view.shape[0] != n:
+        raise ValueError(f"layer_norm kernel: {what} has {view.shape[0]} elements, expected {n}")
+    return &view[0]
+
+
+def _rows_of(x, Py_ssize_t n, str what):
+    x = np.asarray(x, order="C")
+    if x.dtype != np.float32:
+        raise TypeError(f"layer_norm kernel: float32 arrays only, got {what} {x.dtype}")
+    if n <= 0 or x.size == 0 or x.size % n:
+        raise ValueError(f"layer_norm kernel: {what} of shape {x.shape} is not rows of {n}")
+    return x
+
+
+def layer_norm(x, weight, bias, Py_ssize_t n, double eps):
+    """layer_norm of float32 ``x`` over rows of its last ``n`` elements (weight and
+    bias float32 of n elements, or None): ``(output, mean, rstd)``, the output
+    of x's shape, the statistics one float32 a row (computed in double)."""
+    x = _rows_of(x, n, "input")
+    weight = None if weight is None else _rows_of(weight, n, "weight")
+    bias = None if bias is None else _rows_of(bias, n, "bias")
+    cdef Py_ssize_t rows = x.size // n
+    out = np.empty(x.shape, np.float32)
+    mean = np.empty(rows, np.float32)
+    rstd = np.empty(rows, np.float32)
+    cdef const float[::1] xv = x.reshape(-1)
+    cdef float[::1] ov = out.reshape(-1), mv = mean, rv = rstd
+    cdef const float *w = _float32_data(weight, n, "weight")
+    cdef const float *b = _float32_data(bias, n, "bias")
+    with nogil:
+        oxmera_layer_norm_float32(&xv[0], w, b, &ov[0], &mv[0], &rv[0], rows, n, eps)
+    return out, mean, rstd
+
+
+def layer_norm_backward(grad, x, weight, mean, rstd, Py_ssize_t n):
+    """layer_norm's VJP for float32 arrays over rows of ``n`` (``weight`` may be
+    None): ``(grad_input, grad_weight, grad_bias)``, the last two of n elements
+    summed over the rows in double."""
+    x = _rows_of(x, n, "input")
+    grad = _rows_of(grad, n, "grad")
+    weight = None if weight is None else _rows_of(weight, n, "weight")
+    cdef Py_ssize_t rows = x.size // n
+    if grad.size != x.size:
+        raise ValueError(f"layer_norm kernel: grad of shape {grad.shape} for input {x.shape}")
+    mean = np.asarray(mean, np.float32, order="C")
+    rstd = np.asarray(rstd, np.float32, order="C")
+    grad_input = np.empty(x.shape, np.float32)
+    grad_weight = np.zeros(n)
+    grad_bias = np.zeros(n)
+    cdef const float[::1] gv = grad.reshape(-1), xv = x.reshape(-1)
+    cdef float[::1] giv = grad_input.reshape(-1)
+    cdef double[::1] gwv = grad_weight, gbv = grad_bias
+    cdef const float *w = _float32_data(weight, n, "weight")
+    cdef const float *m = _float32_data(mean, rows, "mean")
+    cdef const float *r = _float32_data(rstd, rows, "rstd")
+    with nogil:
+        oxmera_layer_norm_backward_float32(&gv[0], &xv[0], w, m, r, &giv[0], &gwv[0], &gbv[0],
+                                           rows, n)
+    return grad_input, grad_weight.astype(np.float32), grad_bias.astype(np.float32)

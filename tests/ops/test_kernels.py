@@ -1,4 +1,4 @@
-"""The compiled erf/erfc kernels (oxmera/_core/_kernels.pyx) behind erf, erfc and gelu.
+"""The compiled kernels (oxmera/_core/_kernels.pyx) behind erf, erfc, gelu and layer_norm.
 
 float32 erf is a vectorized formula of its own (not libm's): it is checked
 over a sample of every float32 bit pattern, and densely where its two pieces
@@ -165,3 +165,59 @@ def test_gelu_gradient_through_the_kernel_on_strided_and_broadcast_grads():
     out.backward(oxmera.ones(1, 4).expand(6, 4))        # a stride-0 gradient
     wide = x.detach().numpy().astype(np.float64)
     np.testing.assert_allclose(x.grad.numpy(), _gelu_slope(wide), rtol=1e-6, atol=1e-7)
+
+
+# -- layer_norm ------------------------------------------------------------------------------
+
+def _layer_norm_float64(x, weight, bias, dims, eps=1e-5):
+    axes = tuple(range(x.ndim - dims, x.ndim))
+    mean = x.mean(axes, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axes, keepdims=True) + eps)
+    return (x - mean) * rstd * weight + bias, mean, rstd
+
+
+@pytest.mark.parametrize("shape, dims", [((4, 6, 16), 1), ((3, 5, 8), 2), ((7, 9), 1)])
+def test_layer_norm_float32_forward_and_backward_match_float64(shape, dims):
+    rng = np.random.default_rng(6)
+    normalized = shape[len(shape) - dims:]
+    x = (rng.standard_normal(shape) * 3 + 2).astype(np.float32)
+    w, b = (rng.standard_normal(normalized).astype(np.float32) for _ in range(2))
+    g = rng.standard_normal(shape).astype(np.float32)
+    xt, wt, bt = (oxmera.tensor(a, requires_grad=True) for a in (x, w, b))
+    out = oxmera.nn.functional.layer_norm(xt, normalized, wt, bt)
+    out.backward(oxmera.tensor(g))
+    expected, _, _ = _layer_norm_float64(*(a.astype(np.float64) for a in (x, w, b)), dims)
+    assert out.dtype == oxmera.float32
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-5, atol=1e-5)
+    # the gradients against float64 ones: the composed path, recorded (create_graph)
+    x64, w64, b64 = (oxmera.tensor(a.astype(np.float64), requires_grad=True) for a in (x, w, b))
+    out64 = oxmera.nn.functional.layer_norm(x64, normalized, w64, b64)
+    grads = oxmera.autograd.grad(out64, (x64, w64, b64), oxmera.tensor(g.astype(np.float64)),
+                                 create_graph=True)
+    for got, want in zip((xt.grad, wt.grad, bt.grad), grads):
+        assert got.dtype == oxmera.float32
+        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_kernel_keeps_the_statistics_shape_and_skips_broadcast_parameters():
+    from oxmera.ops.normalization import _layer_norm
+    x = oxmera.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    result = _layer_norm(x, None, None, 2, 1e-5)
+    assert result.mean.shape == (2, 1, 1) and result.rstd.shape == (2, 1, 1)
+    np.testing.assert_allclose(result.mean.numpy().ravel(), [5.5, 17.5])
+    # a 0-d weight (the op broadcasts it; the kernel takes the normalized shape only)
+    weighted = _layer_norm(x, oxmera.tensor(2.0), None, 2, 1e-5).output
+    np.testing.assert_allclose(weighted.numpy(), 2 * result.output.numpy(), rtol=1e-6)
+
+
+def test_layer_norm_kernels_refuse_what_they_cannot_take():
+    x = np.ones((2, 4), np.float32)
+    with pytest.raises(TypeError, match="float32"):
+        _kernels.layer_norm(x.astype(np.float64), None, None, 4, 1e-5)
+    with pytest.raises(ValueError, match="rows of 3"):
+        _kernels.layer_norm(x, None, None, 3, 1e-5)
+    with pytest.raises(ValueError, match="weight"):
+        _kernels.layer_norm(x, np.ones(3, np.float32), None, 4, 1e-5)
+    with pytest.raises(ValueError, match="grad"):
+        _kernels.layer_norm_backward(np.ones((3, 4), np.float32), x, None,
+                                     np.zeros(2, np.float32), np.ones(2, np.float32), 4)
