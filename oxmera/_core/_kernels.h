@@ -110,6 +110,22 @@ static void oxmera_erf_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RES
         out[i] = (float)oxmera_erf_narrow((double)x[i]);
 }
 
+/* gelu (approximate='none') of float32 in one pass: cdf = (1 + erf(x / sqrt 2)) / 2
+ * and out = x * cdf, rounded to float32 from double (the op keeps cdf for
+ * its VJP). x / sqrt 2 is rounded to float32 first, as NumPy's formula does. */
+OXMERA_CLONES
+static void oxmera_gelu_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RESTRICT out,
+                                float *OXMERA_RESTRICT cdf, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++) {
+        float scaled = x[i] * 0.70710677f;
+        float c = (float)oxmera_erf_narrow((double)scaled) + 1.0f;
+        c *= 0.5f;
+        cdf[i] = c;
+        out[i] = x[i] * c;
+    }
+}
+
 /* gelu's VJP (approximate='none') from the CDF its forward kept, float32, in
  * one pass: grad * (cdf + x * exp(-x^2 / 2) / sqrt(2 pi)), evaluated in double.
  * Below -700 (|x| > 37) the density is 0 (exp would leave the range of

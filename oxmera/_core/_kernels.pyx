@@ -22,6 +22,7 @@ cdef extern from "_kernels.h" nogil:
                                             const float *rstd, float *grad_input,
                                             double *grad_weight, double *grad_bias,
                                             Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_gelu_float32(const float *x, float *out, float *cdf, Py_ssize_t n)
     void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
                                       float *out, Py_ssize_t n)
 
@@ -68,6 +69,25 @@ def erfc(x):
         with nogil:
             oxmera_erfc_float64(&x64[0], &out64[0], n)
     return out
+
+
+def gelu(x):
+    """gelu (``approximate='none'``) of a float32 array in one pass: ``(output, cdf)``,
+    the values of ``x * cdf`` and ``cdf = (erf(x * float32(1 / sqrt 2)) + 1) / 2``
+    in float32 arithmetic, erf from this module's float32 kernel."""
+    x = np.asarray(x, order="C")
+    if x.dtype != np.float32:
+        raise TypeError(f"gelu kernel: float32 arrays only, got {x.dtype}")
+    out = np.empty(x.shape, np.float32)
+    cdf = np.empty(x.shape, np.float32)
+    cdef Py_ssize_t n = x.size
+    cdef const float[::1] xv
+    cdef float[::1] ov, cv
+    if n:
+        xv, ov, cv = x.reshape(-1), out.reshape(-1), cdf.reshape(-1)
+        with nogil:
+            oxmera_gelu_float32(&xv[0], &ov[0], &cv[0], n)
+    return out, cdf
 
 
 def gelu_backward(grad, x, cdf):

@@ -125,6 +125,20 @@ def test_gelu_uses_the_float32_erf():
     np.testing.assert_allclose(got, expected, rtol=2.5e-7, atol=2e-7)
 
 
+def test_gelu_kernel_is_the_float32_formula_in_one_pass():
+    from oxmera.ops.elementwise import erf_values
+    x = np.concatenate([np.linspace(-12, 12, 30001),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38]]).astype(np.float32)
+    out, cdf = _kernels.gelu(x[::-1])                   # a negative stride: copied
+    x = x[::-1]
+    expected_cdf = (erf_values(x * np.float32(math.sqrt(0.5))) + np.float32(1)) * np.float32(0.5)
+    np.testing.assert_array_equal(cdf, expected_cdf)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(out, x * expected_cdf)     # -inf * 0: nan, as NumPy's
+    with pytest.raises(TypeError, match="float32"):
+        _kernels.gelu(np.ones(2))
+
+
 def _gelu_slope(x):
     """d/dx of x * Phi(x), in float64."""
     return (_erf(x / math.sqrt(2)) + 1) / 2 + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
