@@ -225,7 +225,7 @@ _GELU_APPROXIMATIONS = ("none", "tanh")
 
 
 # gelu is one op, not the composition x * (erf(x / sqrt 2) + 1) / 2: that
-# was six ops and as many VJPs, and erf (the one expensive pass: about 30
+# was six ops and as many VJPs, and erf (the one expensive pass: about four
 # times tanh's cost on float32) ran again in the backward, through erf's VJP.
 # The op keeps the Gaussian CDF its forward computed as a second output no
 # caller sees (one more array of the input's size alive until backward, the
