@@ -6,10 +6,13 @@ ten ops and ten VJPs, some twenty full-size passes in the backward, in every
 transformer block twice. Its forward keeps the per-row mean and reciprocal
 standard deviation (two small arrays, one value per normalized row) as
 hidden outputs, as PyTorch's ``native_layer_norm`` does; the VJP is written
-with oxmera ops (so ``create_graph`` works): without recording it reads the
-kept statistics, and when recording it computes them again from the input
-with ops, so they are differentiated too and the hidden outputs never get a
-gradient.
+with oxmera ops (so ``create_graph`` works): without recording it is one op,
+``layer_norm_backward``, from the kept statistics (as PyTorch's
+``native_layer_norm_backward``), and when recording it computes them again
+from the input with ops, so they are differentiated too and the hidden
+outputs never get a gradient. For float32 the forward and
+``layer_norm_backward`` run compiled loops over the rows
+(``oxmera/_core/_kernels.h``, statistics in double).
 
 ``batch_norm`` is composed in :mod:`oxmera.nn.functional` from ``mean``,
 ``sub``, ``mul``, ``sqrt`` and ``div``.
