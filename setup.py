@@ -12,6 +12,7 @@ One directive set for every Cython module. Environment switches:
   ``.pyx`` file, to find Python object traffic on the hot paths.
 """
 import os
+import sys
 
 import numpy
 from Cython.Build import cythonize
@@ -43,7 +44,17 @@ extensions = [
         + ([("OXMERA_NO_SAVED_LOCKS", "1")] if NO_SAVED_LOCKS else [])
         + ([("OXMERA_NO_PROFILER", "1")] if NO_PROFILER else []),
         extra_compile_args=["-O0", "-g"] if DEBUG else [],
-    )
+    ),
+    # Elementwise C kernels (erf): -fno-trapping-math lets GCC and Clang turn
+    # their branch-free selects into vector blends (no one reads the
+    # floating-point exception flags they would set; MSVC has no such flag).
+    Extension(
+        "oxmera._core._kernels",
+        ["oxmera/_core/_kernels.pyx"],
+        depends=["oxmera/_core/_kernels.h"],
+        extra_compile_args=(["-O0", "-g"] if DEBUG
+                            else [] if sys.platform == "win32" else ["-fno-trapping-math"]),
+    ),
 ]
 
 setup(

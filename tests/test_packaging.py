@@ -219,6 +219,7 @@ def test_sdist_contents():
     for required in ["pyproject.toml", "setup.py", "README.md", "CHANGELOG.md", "MANIFEST.in",
                      "tox.ini", "oxmera/py.typed", "oxmera/_core/autograd.pyx",
                      "oxmera/_core/autograd.pxd", "oxmera/_core/autograd.pyi",
+                     "oxmera/_core/_kernels.pyx", "oxmera/_core/_kernels.h",
                      "tests/conftest.py", "tests/test_packaging.py", "docs/conf.py",
                      "docs/index.rst", "tests/data/torch/make_fixtures.py",
                      *(f"tests/data/torch/{name}{suffix}.pt" for suffix in ("", "_legacy")
@@ -248,7 +249,8 @@ def test_wheel_contents():
         for required in ["oxmera/py.typed", "oxmera/_core/autograd.pyi",
                          "oxmera/_core/autograd.pyx", "oxmera/_core/autograd.pxd"]:
             assert required in names, f"{required} is missing from {wheel.name}"
-        assert any(re.match(r"oxmera/_core/autograd\..*(so|pyd)$", n) for n in names)
+        for module in ("autograd", "_kernels"):
+            assert any(re.match(rf"oxmera/_core/{module}\..*(so|pyd)$", n) for n in names)
         missing = [f for f in _package_files() if f not in names]
         assert not missing, f"package files missing from {wheel.name}: {missing}"
         assert not [n for n in names if n.endswith(".c") or n.startswith("tests/")]

@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from oxmera._core import _kernels
 from oxmera._core.autograd import is_grad_enabled
 from oxmera.extend import op
 from oxmera.ops._utils import accumulation_dtype, narrow, normalize_dim
@@ -224,7 +225,7 @@ _GELU_APPROXIMATIONS = ("none", "tanh")
 
 
 # gelu is one op, not the composition x * (erf(x / sqrt 2) + 1) / 2: that
-# was six ops and as many VJPs, and erf (the one expensive pass: about 30
+# was six ops and as many VJPs, and erf (the one expensive pass: about four
 # times tanh's cost on float32) ran again in the backward, through erf's VJP.
 # The op keeps the Gaussian CDF its forward computed as a second output no
 # caller sees (one more array of the input's size alive until backward, the
@@ -242,6 +243,8 @@ def _gelu_forward(input, approximate="none"):
     >>> _gelu(oxmera.tensor([0.0, 1.0])).output
     tensor([0.    , 0.8413], dtype=float32)
     """
+    if approximate == "none" and input.dtype == np.float32:
+        return _kernels.gelu(input)     # the formula below in one compiled pass
     wide = accumulation_dtype(input.dtype)
     x = input.astype(wide, copy=False)
     if approximate == "tanh":
@@ -320,6 +323,9 @@ def gelu_backward(grad, input, cdf, approximate="none"):
     wide = accumulation_dtype(dtype)
     if not np.shape(grad) == np.shape(input) == np.shape(cdf):
         grad, input, cdf = np.broadcast_arrays(grad, input, cdf)   # the in-place steps below
+    if approximate == "none" and all(np.result_type(a) == np.float32 for a in (grad, input, cdf)):
+        # one compiled pass (in double) instead of the eight NumPy passes below
+        return _kernels.gelu_backward(grad, input, cdf)
     x = np.asarray(input, wide)
     if approximate == "tanh":
         slope = np.multiply(x, x, dtype=wide)

@@ -1,0 +1,178 @@
+# cython: language_level=3
+"""Compiled elementwise kernels NumPy has no ufunc for (the C is in ``_kernels.h``).
+
+Private: ``oxmera.ops`` calls them on NumPy arrays (any layout; the loops run
+over a C-contiguous copy when the input is not one), without the GIL. They
+keep oxmera's runtime dependencies to NumPy: SciPy's ``erf`` was the fast path
+before, and ``gelu`` (every transformer's activation) spent most of its time
+in it.
+"""
+
+import numpy as np
+
+cdef extern from "_kernels.h" nogil:
+    void oxmera_erf_float32(const float *x, float *out, Py_ssize_t n)
+    void oxmera_erf_float64(const double *x, double *out, Py_ssize_t n)
+    void oxmera_erfc_float64(const double *x, double *out, Py_ssize_t n)
+    void oxmera_layer_norm_float32(const float *x, const float *weight, const float *bias,
+                                   float *out, float *mean, float *rstd, Py_ssize_t rows,
+                                   Py_ssize_t n, double eps)
+    void oxmera_layer_norm_backward_float32(const float *grad, const float *x,
+                                            const float *weight, const float *mean,
+                                            const float *rstd, float *grad_input,
+                                            double *grad_weight, double *grad_bias,
+                                            Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_gelu_float32(const float *x, float *out, float *cdf, Py_ssize_t n)
+    void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
+                                      float *out, Py_ssize_t n)
+
+
+def erf(x):
+    """erf of a float32 or float64 array: a new C-contiguous array, same shape and dtype.
+
+    float64 within one ulp (libm); float32 evaluated in double and rounded
+    once (see ``_kernels.h``).
+    """
+    source = np.asarray(x, order="C")     # (ascontiguousarray would make 0-d arrays 1-d)
+    out = np.empty(source.shape, source.dtype)     # (float32 or float64: checked below)
+    cdef Py_ssize_t n = source.size
+    cdef const float[::1] x32
+    cdef float[::1] out32
+    cdef const double[::1] x64
+    cdef double[::1] out64
+    if source.dtype == np.float32:
+        if n:
+            x32, out32 = source.reshape(-1), out.reshape(-1)
+            with nogil:
+                oxmera_erf_float32(&x32[0], &out32[0], n)
+    elif source.dtype == np.float64:
+        if n:
+            x64, out64 = source.reshape(-1), out.reshape(-1)
+            with nogil:
+                oxmera_erf_float64(&x64[0], &out64[0], n)
+    else:
+        raise TypeError(f"erf kernel: native float32 or float64 arrays only, got {source.dtype}")
+    return out
+
+
+def erfc(x):
+    """erfc of a float64 array (libm, within one ulp): a new C-contiguous array."""
+    source = np.asarray(x, order="C")     # (ascontiguousarray would make 0-d arrays 1-d)
+    if source.dtype != np.float64:
+        raise TypeError(f"erfc kernel: native float64 arrays only, got {source.dtype}")
+    out = np.empty(source.shape, np.float64)
+    cdef Py_ssize_t n = source.size
+    cdef const double[::1] x64
+    cdef double[::1] out64
+    if n:
+        x64, out64 = source.reshape(-1), out.reshape(-1)
+        with nogil:
+            oxmera_erfc_float64(&x64[0], &out64[0], n)
+    return out
+
+
+def gelu(x):
+    """gelu (``approximate='none'``) of a float32 array in one pass: ``(output, cdf)``,
+    the values of ``x * cdf`` and ``cdf = (erf(x * float32(1 / sqrt 2)) + 1) / 2``
+    in float32 arithmetic, erf from this module's float32 kernel."""
+    x = np.asarray(x, order="C")
+    if x.dtype != np.float32:
+        raise TypeError(f"gelu kernel: float32 arrays only, got {x.dtype}")
+    out = np.empty(x.shape, np.float32)
+    cdf = np.empty(x.shape, np.float32)
+    cdef Py_ssize_t n = x.size
+    cdef const float[::1] xv
+    cdef float[::1] ov, cv
+    if n:
+        xv, ov, cv = x.reshape(-1), out.reshape(-1), cdf.reshape(-1)
+        with nogil:
+            oxmera_gelu_float32(&xv[0], &ov[0], &cv[0], n)
+    return out, cdf
+
+
+def gelu_backward(grad, x, cdf):
+    """gelu's VJP ``grad * (cdf + x * pdf(x))`` (``approximate='none'``) of float32
+    arrays of one shape, in one pass: a new C-contiguous float32 array."""
+    grad, x, cdf = (np.asarray(a, order="C") for a in (grad, x, cdf))
+    if not grad.dtype == x.dtype == cdf.dtype == np.float32:
+        raise TypeError(f"gelu_backward kernel: float32 arrays only, got "
+                        f"{grad.dtype}, {x.dtype}, {cdf.dtype}")
+    if not grad.shape == x.shape == cdf.shape:
+        raise ValueError(f"gelu_backward kernel: one shape for all, got "
+                         f"{grad.shape}, {x.shape}, {cdf.shape}")
+    out = np.empty(x.shape, np.float32)
+    cdef Py_ssize_t n = x.size
+    cdef const float[::1] g32, x32, c32
+    cdef float[::1] out32
+    if n:
+        g32, x32, c32, out32 = grad.reshape(-1), x.reshape(-1), cdf.reshape(-1), out.reshape(-1)
+        with nogil:
+            oxmera_gelu_backward_float32(&g32[0], &x32[0], &c32[0], &out32[0], n)
+    return out
+
+
+cdef const float *_float32_data(array, Py_ssize_t n, str what) except? NULL:
+    """The data of a C-contiguous float32 array of n elements, or NULL for None
+    (valid while the caller holds the array)."""
+    if array is None:
+        return NULL
+    cdef const float[::1] view = array.reshape(-1)
+    if view.shape[0] != n:
+        raise ValueError(f"layer_norm kernel: {what} has {view.shape[0]} elements, expected {n}")
+    return &view[0]
+
+
+def _rows_of(x, Py_ssize_t n, str what):
+    x = np.asarray(x, order="C")
+    if x.dtype != np.float32:
+        raise TypeError(f"layer_norm kernel: float32 arrays only, got {what} {x.dtype}")
+    if n <= 0 or x.size == 0 or x.size % n:
+        raise ValueError(f"layer_norm kernel: {what} of shape {x.shape} is not rows of {n}")
+    return x
+
+
+def layer_norm(x, weight, bias, Py_ssize_t n, double eps):
+    """layer_norm of float32 ``x`` over rows of its last ``n`` elements (weight and
+    bias float32 of n elements, or None): ``(output, mean, rstd)``, the output
+    of x's shape, the statistics one float32 a row (computed in double)."""
+    x = _rows_of(x, n, "input")
+    weight = None if weight is None else _rows_of(weight, n, "weight")
+    bias = None if bias is None else _rows_of(bias, n, "bias")
+    cdef Py_ssize_t rows = x.size // n
+    out = np.empty(x.shape, np.float32)
+    mean = np.empty(rows, np.float32)
+    rstd = np.empty(rows, np.float32)
+    cdef const float[::1] xv = x.reshape(-1)
+    cdef float[::1] ov = out.reshape(-1), mv = mean, rv = rstd
+    cdef const float *w = _float32_data(weight, n, "weight")
+    cdef const float *b = _float32_data(bias, n, "bias")
+    with nogil:
+        oxmera_layer_norm_float32(&xv[0], w, b, &ov[0], &mv[0], &rv[0], rows, n, eps)
+    return out, mean, rstd
+
+
+def layer_norm_backward(grad, x, weight, mean, rstd, Py_ssize_t n):
+    """layer_norm's VJP for float32 arrays over rows of ``n`` (``weight`` may be
+    None): ``(grad_input, grad_weight, grad_bias)``, the last two of n elements
+    summed over the rows in double."""
+    x = _rows_of(x, n, "input")
+    grad = _rows_of(grad, n, "grad")
+    weight = None if weight is None else _rows_of(weight, n, "weight")
+    cdef Py_ssize_t rows = x.size // n
+    if grad.size != x.size:
+        raise ValueError(f"layer_norm kernel: grad of shape {grad.shape} for input {x.shape}")
+    mean = np.asarray(mean, np.float32, order="C")
+    rstd = np.asarray(rstd, np.float32, order="C")
+    grad_input = np.empty(x.shape, np.float32)
+    grad_weight = np.zeros(n)
+    grad_bias = np.zeros(n)
+    cdef const float[::1] gv = grad.reshape(-1), xv = x.reshape(-1)
+    cdef float[::1] giv = grad_input.reshape(-1)
+    cdef double[::1] gwv = grad_weight, gbv = grad_bias
+    cdef const float *w = _float32_data(weight, n, "weight")
+    cdef const float *m = _float32_data(mean, rows, "mean")
+    cdef const float *r = _float32_data(rstd, rows, "rstd")
+    with nogil:
+        oxmera_layer_norm_backward_float32(&gv[0], &xv[0], w, m, r, &giv[0], &gwv[0], &gbv[0],
+                                           rows, n)
+    return grad_input, grad_weight.astype(np.float32), grad_bias.astype(np.float32)

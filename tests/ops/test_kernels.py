@@ -1,0 +1,237 @@
+"""The compiled kernels (oxmera/_core/_kernels.pyx) behind erf, erfc, gelu and layer_norm.
+
+float32 erf is a vectorized formula of its own (not libm's): it is checked
+over a sample of every float32 bit pattern, and densely where its two pieces
+meet, against ``math.erf`` rounded, and against SciPy when installed.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import oxmera
+from oxmera._core import _kernels
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+def _float32_ulps(got, expected):
+    """Distance in float32 ulps (the bit patterns of same-signed floats are ordered)."""
+    as_int = lambda a: a.view(np.int32).astype(np.int64)    # noqa: E731
+    order = lambda i: np.where(i < 0, -(i & 0x7FFFFFFF), i)  # noqa: E731
+    return np.abs(order(as_int(got)) - order(as_int(expected)))
+
+
+def _float32_sample():
+    bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
+    every = bits.view(np.float32)
+    every = every[np.isfinite(every)]
+    # where the pieces meet (1) and the clamp (4), where erf(x) reaches 1 in
+    # float32 (3.84), and the bulk of a network's activations
+    near = [np.linspace(b - 1e-3, b + 1e-3, 4001, dtype=np.float32) for b in (1.0, 3.84, 4.0)]
+    return np.concatenate([every, *near, np.linspace(-6, 6, 200001, dtype=np.float32)])
+
+
+def test_float32_erf_is_within_one_ulp_of_the_rounded_float64_value():
+    x = _float32_sample()
+    expected = _erf(x.astype(np.float64)).astype(np.float32)
+    got = _kernels.erf(x)
+    assert got.dtype == np.float32
+    ulps = _float32_ulps(got, expected)
+    assert ulps.max() <= 1, (ulps.max(), x[ulps.argmax()])
+    # off by one only at near-ties of the rounding: rare
+    assert np.count_nonzero(ulps) <= 1e-3 * x.size
+
+
+def test_float32_erf_agrees_with_scipy():
+    special = pytest.importorskip("scipy.special")
+    x = _float32_sample()
+    expected = special.erf(x.astype(np.float64)).astype(np.float32)
+    assert _float32_ulps(_kernels.erf(x), expected).max() <= 1
+
+
+def test_float64_erf_and_erfc_are_within_an_ulp_of_math():
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(50000) * 4, np.geomspace(1e-310, 30, 3000),
+                        -np.geomspace(1e-300, 30, 3000), [5e-324, 1e308]])
+    for kernel, reference in ((_kernels.erf, _erf), (_kernels.erfc, _erfc)):
+        expected = reference(x)
+        got = kernel(x)
+        assert got.dtype == np.float64
+        assert np.all(np.abs(got - expected) <= np.spacing(np.abs(expected))), kernel
+
+
+def test_float64_erf_agrees_with_scipy():
+    special = pytest.importorskip("scipy.special")
+    x = np.random.default_rng(4).standard_normal(20000) * 3
+    expected = special.erf(x)
+    # SciPy's own float64 erf is up to a few ulps off the true value
+    assert np.all(np.abs(_kernels.erf(x) - expected) <= 4 * np.spacing(np.abs(expected)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erf_special_values(dtype):
+    tiny = np.finfo(dtype).smallest_subnormal
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, tiny, -tiny, np.finfo(dtype).max,
+                  -np.finfo(dtype).max, 6.0, 100.0], dtype)
+    got = _kernels.erf(x)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got[[0, 2, 3, 7, 8, 9, 10]], [0, 1, -1, 1, -1, 1, 1])
+    assert np.signbit(got[1]) and got[1] == 0
+    assert np.isnan(got[4])
+    # erf(x) ~ 2x / sqrt(pi) for tiny x: the smallest subnormal stays nonzero, with its sign
+    assert got[5] > 0 and got[6] == -got[5]
+    assert np.signbit(_kernels.erfc(np.array([np.inf]))[0]) is np.False_
+    np.testing.assert_array_equal(_kernels.erfc(np.array([-np.inf, np.inf, 0.0, 30.0])),
+                                  [2.0, 0.0, 1.0, 0.0])
+    assert np.isnan(_kernels.erfc(np.array([np.nan]))[0])
+
+
+def test_kernels_take_any_layout_and_leave_the_input_alone():
+    base = np.linspace(-3, 3, 60, dtype=np.float32).reshape(6, 10)
+    base.flags.writeable = False                     # saved arrays are read-only
+    strided = base[::2, ::-3]
+    got = _kernels.erf(strided)
+    assert got.shape == strided.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, _kernels.erf(strided.copy()))
+    assert _kernels.erf(np.array(0.5)).shape == ()     # 0-d
+    assert _kernels.erf(np.zeros((0, 3), np.float32)).shape == (0, 3)
+    assert _kernels.erfc(np.zeros(0)).shape == (0,)
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _kernels.erf(np.zeros(3, np.float16))
+    with pytest.raises(TypeError, match="float64"):
+        _kernels.erfc(np.zeros(3, np.float32))
+
+
+def test_erf_and_erfc_of_other_dtypes_go_through_float64():
+    swapped = np.linspace(-3, 3, 101).astype(">f4")     # a non-native byte order
+    expected = _erf(swapped.astype(np.float64)).astype(np.float32)
+    got = oxmera.erf(oxmera.tensor(swapped)).numpy()
+    assert got.dtype == swapped.dtype
+    np.testing.assert_array_equal(got, expected)
+    x = np.linspace(-5, 10, 301).astype(np.float32)
+    np.testing.assert_array_equal(oxmera.erfc(oxmera.tensor(x)).numpy(),
+                                  _erfc(x.astype(np.float64)).astype(np.float32))
+
+
+def test_gelu_uses_the_float32_erf():
+    x = np.linspace(-6, 6, 10001, dtype=np.float32)
+    # the float32 formula x * (erf(x / sqrt 2) + 1) / 2, with erf rounded from float64
+    cdf = _erf((x * np.float32(math.sqrt(0.5))).astype(np.float64)).astype(np.float32)
+    expected = x * ((cdf + np.float32(1)) * np.float32(0.5))
+    got = oxmera.nn.functional.gelu(oxmera.tensor(x)).numpy()
+    # erf within one ulp (6e-8 near +-1), times |x| / 2 <= 3
+    np.testing.assert_allclose(got, expected, rtol=2.5e-7, atol=2e-7)
+
+
+def test_gelu_kernel_is_the_float32_formula_in_one_pass():
+    from oxmera.ops.elementwise import erf_values
+    x = np.concatenate([np.linspace(-12, 12, 30001),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38]]).astype(np.float32)
+    out, cdf = _kernels.gelu(x[::-1])                   # a negative stride: copied
+    x = x[::-1]
+    expected_cdf = (erf_values(x * np.float32(math.sqrt(0.5))) + np.float32(1)) * np.float32(0.5)
+    np.testing.assert_array_equal(cdf, expected_cdf)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(out, x * expected_cdf)     # -inf * 0: nan, as NumPy's
+    with pytest.raises(TypeError, match="float32"):
+        _kernels.gelu(np.ones(2))
+
+
+def _gelu_slope(x):
+    """d/dx of x * Phi(x), in float64."""
+    return (_erf(x / math.sqrt(2)) + 1) / 2 + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+
+
+def test_gelu_backward_kernel_matches_the_float64_formula():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.linspace(-40, 40, 20001), rng.standard_normal(20000) * 3,
+                        [0.0, -0.0, 1e-30, -1e-30, 3e38, -3e38]]).astype(np.float32)
+    grad = rng.standard_normal(x.size).astype(np.float32)
+    cdf = ((_erf(x.astype(np.float64) / math.sqrt(2)) + 1) / 2).astype(np.float32)
+    got = _kernels.gelu_backward(grad, x, cdf)
+    assert got.dtype == np.float32
+    wide = x.astype(np.float64)
+    # from the float32 cdf the kernel is given (it rounds once, at the end)
+    expected = grad * (cdf + wide * np.exp(-wide * wide / 2) / math.sqrt(2 * math.pi))
+    np.testing.assert_allclose(got, expected.astype(np.float32), rtol=2e-7, atol=1e-38)
+    np.testing.assert_allclose(got, grad * _gelu_slope(wide), rtol=1e-6, atol=1e-7)
+
+
+def test_gelu_backward_kernel_special_values_are_the_formulas():
+    x = np.array([np.inf, -np.inf, np.nan, 0.0], np.float32)
+    cdf = np.array([1.0, 0.0, np.nan, 0.5], np.float32)
+    got = _kernels.gelu_backward(np.ones(4, np.float32), x, cdf)
+    with np.errstate(invalid="ignore"):
+        expected = cdf + x * np.exp(-x * x / 2) / np.float32(math.sqrt(2 * math.pi))
+    np.testing.assert_array_equal(got, expected)          # inf * 0: nan, as in PyTorch
+    with pytest.raises(TypeError, match="float32"):
+        _kernels.gelu_backward(np.ones(2), np.ones(2, np.float32), np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="one shape"):
+        _kernels.gelu_backward(*(np.ones(n, np.float32) for n in (2, 2, 3)))
+
+
+def test_gelu_gradient_through_the_kernel_on_strided_and_broadcast_grads():
+    x = oxmera.tensor(np.linspace(-5, 5, 48, dtype=np.float32).reshape(6, 8)[:, ::2],
+                      requires_grad=True)
+    out = oxmera.nn.functional.gelu(x)
+    out.backward(oxmera.ones(1, 4).expand(6, 4))        # a stride-0 gradient
+    wide = x.detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(x.grad.numpy(), _gelu_slope(wide), rtol=1e-6, atol=1e-7)
+
+
+# -- layer_norm ------------------------------------------------------------------------------
+
+def _layer_norm_float64(x, weight, bias, dims, eps=1e-5):
+    axes = tuple(range(x.ndim - dims, x.ndim))
+    mean = x.mean(axes, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axes, keepdims=True) + eps)
+    return (x - mean) * rstd * weight + bias, mean, rstd
+
+
+@pytest.mark.parametrize("shape, dims", [((4, 6, 16), 1), ((3, 5, 8), 2), ((7, 9), 1)])
+def test_layer_norm_float32_forward_and_backward_match_float64(shape, dims):
+    rng = np.random.default_rng(6)
+    normalized = shape[len(shape) - dims:]
+    x = (rng.standard_normal(shape) * 3 + 2).astype(np.float32)
+    w, b = (rng.standard_normal(normalized).astype(np.float32) for _ in range(2))
+    g = rng.standard_normal(shape).astype(np.float32)
+    xt, wt, bt = (oxmera.tensor(a, requires_grad=True) for a in (x, w, b))
+    out = oxmera.nn.functional.layer_norm(xt, normalized, wt, bt)
+    out.backward(oxmera.tensor(g))
+    expected, _, _ = _layer_norm_float64(*(a.astype(np.float64) for a in (x, w, b)), dims)
+    assert out.dtype == oxmera.float32
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-5, atol=1e-5)
+    # the gradients against float64 ones: the composed path, recorded (create_graph)
+    x64, w64, b64 = (oxmera.tensor(a.astype(np.float64), requires_grad=True) for a in (x, w, b))
+    out64 = oxmera.nn.functional.layer_norm(x64, normalized, w64, b64)
+    grads = oxmera.autograd.grad(out64, (x64, w64, b64), oxmera.tensor(g.astype(np.float64)),
+                                 create_graph=True)
+    for got, want in zip((xt.grad, wt.grad, bt.grad), grads):
+        assert got.dtype == oxmera.float32
+        np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_kernel_keeps_the_statistics_shape_and_skips_broadcast_parameters():
+    from oxmera.ops.normalization import _layer_norm
+    x = oxmera.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    result = _layer_norm(x, None, None, 2, 1e-5)
+    assert result.mean.shape == (2, 1, 1) and result.rstd.shape == (2, 1, 1)
+    np.testing.assert_allclose(result.mean.numpy().ravel(), [5.5, 17.5])
+    # a 0-d weight (the op broadcasts it; the kernel takes the normalized shape only)
+    weighted = _layer_norm(x, oxmera.tensor(2.0), None, 2, 1e-5).output
+    np.testing.assert_allclose(weighted.numpy(), 2 * result.output.numpy(), rtol=1e-6)
+
+
+def test_layer_norm_kernels_refuse_what_they_cannot_take():
+    x = np.ones((2, 4), np.float32)
+    with pytest.raises(TypeError, match="float32"):
+        _kernels.layer_norm(x.astype(np.float64), None, None, 4, 1e-5)
+    with pytest.raises(ValueError, match="rows of 3"):
+        _kernels.layer_norm(x, None, None, 3, 1e-5)
+    with pytest.raises(ValueError, match="weight"):
+        _kernels.layer_norm(x, np.ones(3, np.float32), None, 4, 1e-5)
+    with pytest.raises(ValueError, match="grad"):
+        _kernels.layer_norm_backward(np.ones((3, 4), np.float32), x, None,
+                                     np.zeros(2, np.float32), np.ones(2, np.float32), 4)
