@@ -683,10 +683,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def _class_targets(input, target, weight, ignore_index, opname):
     """Check a class-index target; return what picking and weighting it needs.
 
-    Returns ``(class_dim, picked_mask, target_weights, valid)``: the bool mask
-    of the input's shape that is True at each non-ignored target class, the
-    weight of each target (a Tensor, differentiable in ``weight``; the mask
-    as floats without ``weight``) and the bool mask of non-ignored targets.
+    Returns ``(class_dim, picked_mask, target_weights, valid, index)``: the bool mask
+    of the input's shape that is True at each non-ignored target class (None
+    when no target is ignored and there is no ``weight``: the fused op then
+    picks them), the weight of each target (a Tensor, differentiable in
+    ``weight``; None without ``weight``), the bool mask of non-ignored
+    targets and the target indices (an array).
     """
     if input.ndim == 0:
         raise OpError(f"{opname}(): input must have a class dim: (C,), (N, C) or "
@@ -715,6 +717,8 @@ def _class_targets(input, target, weight, ignore_index, opname):
             bad = (index < 0) | (index >= classes)
             raise IndexError(f"{opname}(): target {index[bad].flat[0]} is out of bounds for "
                              f"{classes} classes (input of shape {input.shape})")
+        if weight is None:
+            return class_dim, None, None, valid, index
         safe = index
         picked = safe[..., None] == np.arange(classes)
     else:
@@ -730,7 +734,7 @@ def _class_targets(input, target, weight, ignore_index, opname):
         target_weights = None
     else:
         target_weights = weight[_core._wrap(safe)] * _core._wrap(valid.astype(weight.dtype))
-    return class_dim, picked, target_weights, valid
+    return class_dim, picked, target_weights, valid, index
 
 
 def _nll(input, targets, reduction):
@@ -739,7 +743,11 @@ def _nll(input, targets, reduction):
     Also returns the mean's denominator for :func:`~oxmera.ops.loss._sum_over`
     (the target weights, or their count; None unless ``reduction='mean'``).
     """
-    class_dim, picked, target_weights, valid = targets
+    class_dim, picked, target_weights, valid, index = targets
+    if picked is None:
+        # Every target counts and none is weighted: one op (oxmera.ops.loss).
+        loss = _loss.nll_class_indices(input, _core._wrap(index), class_dim, reduction)
+        return loss, (float(valid.size) if reduction == "mean" else None)
     # where(), not indexing or a product with a one-hot: exactly the picked
     # entries, and a zero gradient elsewhere even where input is -inf.
     loss = -where(_core._wrap(picked), input, 0.0).sum(class_dim)

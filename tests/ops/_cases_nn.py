@@ -90,6 +90,43 @@ add_cases(
 )
 
 
+# nll_loss / cross_entropy with class indices, no weights, none ignored: one op each way
+def _classes(values):
+    return oxmera.tensor(np.array(values, dtype=np.int64))
+
+
+_NLL = oxmera.ops.loss.nll_class_indices
+_NLL_BACKWARD = oxmera.ops.loss.nll_class_indices_backward
+
+add_cases(
+    "nll_class_indices",
+    ("mean", lambda x: _NLL(x, _classes([2, 0, 3]), 1, "mean"), (Leaf((3, 4)),)),
+    ("sum", lambda x: _NLL(x, _classes([1, 1]), 1, "sum"), (Leaf((2, 3)),)),
+    ("none", lambda x: _NLL(x, _classes([0, 2, 1]), 1, "none"), (Leaf((3, 3)),)),
+    ("unbatched", lambda x: _NLL(x, _classes(3), 0, "mean"), (Leaf((4,)),)),
+    ("spatial", lambda x: _NLL(x, _classes([[[0, 2]], [[1, 1]]]), 1, "mean"),
+     (Leaf((2, 3, 1, 2)),)),
+    ("size-0-sum", lambda x: _NLL(x, _classes(np.zeros(0, np.int64)), 1, "sum"),
+     (Leaf((0, 3)),)),
+    ("transposed", lambda x: _NLL(x, _classes([0, 3, 1]), 1, "mean"), (T((3, 4)),)),
+    ("strided", lambda x: _NLL(x, _classes([1, 0]), 1, "none"), (S((2, 3)),)),
+    ("via-cross_entropy", lambda x: OF.cross_entropy(x, _classes([2, 0, 1])),
+     (Leaf((3, 4)),)),
+    ("via-nll_loss", lambda x: OF.nll_loss(x, _classes([1, 0]), reduction="sum"),
+     (Leaf((2, 3)),)),
+)
+add_cases(
+    "nll_class_indices_backward",
+    ("2d", lambda g: _NLL_BACKWARD(g, _classes([2, 0, 3]), 1, (3, 4)), (Leaf((3,)),)),
+    ("unbatched", lambda g: _NLL_BACKWARD(g, _classes(1), 0, (3,)), (Leaf(()),)),
+    ("size-0", lambda g: _NLL_BACKWARD(g, _classes(np.zeros(0, np.int64)), 1, (0, 3)),
+     (Leaf((0,)),)),
+    ("strided", lambda g: _NLL_BACKWARD(g, _classes([0, 2, 1]), 1, (3, 4)), (S((3,)),)),
+    ("spatial", lambda g: _NLL_BACKWARD(g, _classes([[0, 2], [1, 1]]), 1, (2, 3, 2)),
+     (Leaf((2, 2)),)),
+)
+
+
 # -- PyTorch comparisons: the fused ops ----------------------------------------------------
 
 for _name in ("softmax", "log_softmax"):
