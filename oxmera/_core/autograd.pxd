@@ -54,6 +54,7 @@ cdef class OpDef:
     cdef readonly Py_ssize_t n_required  # leading tensor inputs without a default
     cdef readonly tuple input_defaults  # defaults of the tensor inputs after those
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
+    cdef readonly tuple hidden     # indices of outputs kept only for the VJP, or None
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
 
