@@ -95,8 +95,10 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         ``ctx.output[k]``, which the public function never returns (``gelu``
         keeps the Gaussian CDF its forward computed). They are not
         differentiable: they never require grad, and the VJP receives None
-        as their gradient. Other floating outputs that got no gradient reach
-        the VJP as zeros, which costs an output-sized array each backward.
+        as their gradient (other floating outputs that got no gradient reach
+        the VJP as zeros, an output-sized array made in each backward). They
+        belong to the VJP, which may write over them when ``ctx._frees_saved``
+        says the backward frees them right after it.
     method : str or bool, optional
         Also install as a Tensor method of this name (True: the op's name).
     operators : tuple of str

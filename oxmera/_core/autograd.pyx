@@ -1772,6 +1772,14 @@ cdef class GradFn:
         _pack_saved(self, pack, unpack, slot)
 
     @property
+    def _frees_saved(self):
+        """Read by a VJP while it runs: whether the backward frees this node's saved
+        values right after it (no ``retain_graph``, no saved-tensor hooks), so the VJP
+        may write its result over the memory of a hidden output (internal)."""
+        return bool(self.frees_saved and not self.released
+                    and (self.extras is None or self.extras.packed is None))
+
+    @property
     def _released(self):
         """Whether a backward without ``retain_graph`` has freed the saved values."""
         return self.released
@@ -4289,6 +4297,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                                            results, commits, accumulate)
             if task.state & 2:
                 fns = node.next_fns
+                node.frees_saved = not retain_graph     # for GradFn._frees_saved
                 if grads is None:
                     grads_in = None
                 elif OXMERA_PROFILER_COMPILED and _profiler is not None:

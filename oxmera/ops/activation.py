@@ -190,7 +190,10 @@ def _(ctx, grads, input, dim=None, dtype=None, *, _stacklevel=3):
     if out.ndim == 0:
         return zeros_like(grad)
     if not is_grad_enabled():
-        return log_softmax_backward_exps(grad, exps, sums, d)
+        # Without retain_graph the exps die with the graph right after this VJP:
+        # the gradient is written over them (one full-size array less, and the
+        # pass that fills it reads and writes the same memory), as by hand.
+        return log_softmax_backward_exps(grad, exps, sums, d, reuse_exps=ctx._frees_saved)
     # create_graph: from the output, differentiable to any order
     return log_softmax_backward(grad, out, d)
 
@@ -251,10 +254,14 @@ def _(ctx, grad_of_grad, grad, output, dim):
 
 
 @op(inputs=3, quiet=True)
-def log_softmax_backward_exps(grad, exps, sums, dim):
+def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
     """The VJP of log_softmax from the exponentials its forward kept:
     ``grad - exps * (grad.sum(dim) / sums)``, ``sums`` the sums of ``exps`` along ``dim``
     (kept as size 1), so ``exps / sums`` is the softmax.
+
+    ``reuse_exps=True`` writes the result over ``exps`` when its dtype and
+    shape allow: only for log_softmax's VJP, when the backward frees the
+    exponentials right after it (``exps`` then reads the gradient).
 
     Examples
     --------
@@ -268,13 +275,18 @@ def log_softmax_backward_exps(grad, exps, sums, dim):
     wide = accumulation_dtype(dtype)        # float16 in float32, as the forward
     scale = _row_sum(grad, dim, wide)       # a fresh (..., 1, ...) array
     np.divide(scale, sums, out=scale, casting="unsafe")
-    out = np.multiply(exps, scale, dtype=wide)
+    if reuse_exps and exps.dtype == wide and exps.shape == np.broadcast_shapes(
+            np.shape(grad), exps.shape, np.shape(sums)):
+        exps.flags.writeable = True         # saved memory is locked read-only until freed
+        out = np.multiply(exps, scale, out=exps)
+    else:
+        out = np.multiply(exps, scale, dtype=wide)
     np.subtract(grad, out, out=out, casting="unsafe")
     return narrow(out, dtype)
 
 
 @log_softmax_backward_exps.vjp
-def _(ctx, grad_of_grad, grad, exps, sums, dim):
+def _(ctx, grad_of_grad, grad, exps, sums, dim, reuse_exps=False):
     needs = ctx.needs_input_grad
     # f = g - e * (S(g) / s), S the sum along dim (kept)
     weighted = (grad_of_grad * exps).sum(dim, keepdim=True)

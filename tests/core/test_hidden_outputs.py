@@ -158,3 +158,74 @@ def test_model_ops_hidden_outputs_get_none(fn, hidden, create_graph):
     autograd.grad((result.output * result.output).sum(), x, create_graph=create_graph)
     (grads,) = seen
     assert grads[0] is not None and all(g is None for g in grads[1:])
+
+
+# -- ctx._frees_saved: a VJP may write over a hidden output the backward frees next ----------
+
+def _frees_saved_probe():
+    existing = _registry.REGISTRY.get("frees_saved_probe_example")
+    if existing is not None:
+        return existing.public
+
+    def forward(x):
+        return x * 1.0
+    forward.__name__ = "frees_saved_probe_example"
+    public = op(name="frees_saved_probe_example", save_output=True)(forward)
+
+    @public.vjp
+    def _(ctx, grad, x):
+        public.seen.append(ctx._frees_saved)
+        return grad
+    public.seen = []
+    return public
+
+
+def test_frees_saved_only_without_retain_graph_or_hooks():
+    fn = _frees_saved_probe()
+    x = oxmera.tensor([1.0, 2.0], requires_grad=True)
+    fn.seen.clear()
+    fn(x).sum().backward()
+    y = fn(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    autograd.grad(fn(x).sum(), x, create_graph=True)
+    with autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        z = fn(x).sum()
+    z.backward()
+    assert fn.seen == [True, False, True, False, False]
+    assert not y.grad_fn.next_functions[0][0]._frees_saved      # released: never again
+
+
+def _log_softmax_grad(x, **backward):
+    weights = oxmera.arange(float(x.numel()), dtype=x.dtype).reshape(tuple(x.shape))
+    y = (oxmera.log_softmax(x, 1) * weights).sum()
+    y.backward(**backward)
+    return y
+
+
+@pytest.mark.parametrize("dtype", [oxmera.float64, oxmera.float32, oxmera.float16])
+def test_log_softmax_reusing_its_exps_gives_the_same_gradient(dtype):
+    rng = np.random.default_rng(0)
+    x = oxmera.tensor(rng.standard_normal((3, 5)), dtype=dtype, requires_grad=True)
+    y = _log_softmax_grad(x, retain_graph=True)        # kept: the exps are not written over
+    kept = x.grad.clone()
+    x.grad = None
+    y.backward()                                       # the graph's last backward reuses them
+    np.testing.assert_array_equal(x.grad.numpy(), kept.numpy())
+    assert x.grad.numpy().flags.writeable
+    x.grad = None
+    with autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        _log_softmax_grad(x)                           # packed: never written over
+    np.testing.assert_array_equal(x.grad.numpy(), kept.numpy())
+
+
+def test_log_softmax_writes_its_gradient_over_the_exps():
+    from oxmera.ops.activation import _log_softmax
+    x = oxmera.tensor([[1.0, 2.0, 4.0]], dtype=oxmera.float64, requires_grad=True)
+    result = _log_softmax(x, 1)
+    exps = result.exps.numpy()
+    before = exps.copy()
+    (result.output * oxmera.tensor([[1.0, 0.0, 0.0]], dtype=oxmera.float64)).sum().backward()
+    # the hidden array is the VJP's: it now holds the gradient (one array less in backward)
+    np.testing.assert_array_equal(exps, x.grad.numpy())
+    assert not np.array_equal(exps, before)
