@@ -277,7 +277,7 @@ def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
     np.divide(scale, sums, out=scale, casting="unsafe")
     if reuse_exps and exps.dtype == wide and exps.shape == np.broadcast_shapes(
             np.shape(grad), exps.shape, np.shape(sums)):
-        exps.flags.writeable = True         # saved memory is locked read-only until freed
+        exps.setflags(write=True)           # saved memory is locked read-only until freed
         out = np.multiply(exps, scale, out=exps)
     else:
         out = np.multiply(exps, scale, dtype=wide)
