@@ -55,7 +55,7 @@ _apply = _core.apply_op
 
 def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
        promote=False, float_only=False, view=False, outputs=None, method=None,
-       operators=(), numpy=None, quiet=False, complex_inputs=False):
+       operators=(), numpy=None, quiet=False, complex_inputs=False, hidden=()):
     """Decorator: turn a NumPy forward into a recorded, differentiable op.
 
     Parameters
@@ -90,6 +90,15 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         The output may be a view of input 0 (shares its version counter).
     outputs : tuple of str, optional
         Names of several outputs: the op returns a named tuple of them.
+    hidden : tuple of str
+        Outputs (named in ``outputs``) kept only for the VJP to read as
+        ``ctx.output[k]``, which the public function never returns (``gelu``
+        keeps the Gaussian CDF its forward computed). They are not
+        differentiable: they never require grad, and the VJP receives None
+        as their gradient (other floating outputs that got no gradient reach
+        the VJP as zeros, an output-sized array made in each backward). They
+        belong to the VJP, which may write over them when ``ctx._frees_saved``
+        says the backward frees them right after it.
     method : str or bool, optional
         Also install as a Tensor method of this name (True: the op's name).
     operators : tuple of str
@@ -147,9 +156,15 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         if outputs:
             output_type = collections.namedtuple(opname, outputs)
             output_type.__module__ = "oxmera.return_types"
+        hidden_names = (hidden,) if isinstance(hidden, str) else tuple(hidden)
+        fields = output_type._fields if output_type is not None else ()
+        unknown = [h for h in hidden_names if h not in fields]
+        if unknown:
+            raise ValueError(f"op {opname}: hidden names {unknown} are not outputs {fields}")
         opdef = _registry.OpDef(opname, forward, n_inputs, input_names, differentiable,
                                 save_mask, save_output, prepare, view, output_type,
-                                numpy, quiet, n_required, defaults)
+                                numpy, quiet, n_required, defaults,
+                                tuple(fields.index(h) for h in hidden_names) or None)
 
         def public(*args, **kwargs):
             return _apply(opdef, args, kwargs)

@@ -54,6 +54,7 @@ cdef class OpDef:
     cdef readonly Py_ssize_t n_required  # leading tensor inputs without a default
     cdef readonly tuple input_defaults  # defaults of the tensor inputs after those
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
+    cdef readonly tuple hidden     # indices of outputs kept only for the VJP, or None
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
 
@@ -99,6 +100,7 @@ cdef class GradFn:
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
     cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
+    cdef unsigned char frees_saved      # set before each VJP: backward frees the saved values after it
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
     cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0

@@ -665,6 +665,15 @@ cdef class AutogradMeta:
         raise TypeError(_NOT_COPYABLE.format("AutogradMeta"))
 
 
+cdef inline bint _takes_grad(GradFn node, Py_ssize_t nr, object dtype):
+    # Can output nr of node have a gradient: floating, and not one of its op's
+    # hidden outputs (OpDef.hidden: kept only for the VJP, never differentiable,
+    # so they get no grad_fn and their VJP gradient is None, not a zero array).
+    if dtype.kind not in "fc":
+        return False
+    return node.op is None or node.op.hidden is None or nr not in node.op.hidden
+
+
 cdef inline AutogradMeta _new_meta(GradFn grad_fn, Py_ssize_t output_nr):
     cdef AutogradMeta meta = AutogradMeta.__new__(AutogradMeta)
     meta.requires_grad = True
@@ -1399,7 +1408,7 @@ cdef class OpDef:
     def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
                  output_type, numpy_forward=None, bint quiet=False, n_required=None,
-                 tuple input_defaults=None):
+                 tuple input_defaults=None, tuple hidden=None):
         if self.forward is not None:
             raise TypeError(f"OpDef {self.name!r} is built already: an op's definition cannot "
                             f"change under the nodes recorded with it")
@@ -1422,6 +1431,7 @@ cdef class OpDef:
         self.output_type = output_type
         self.numpy_forward = numpy_forward
         self.quiet = quiet
+        self.hidden = _check_hidden(name, hidden, output_type)
         self.public = None
         self.module = getattr(forward, "__module__", None) or ""
 
@@ -1477,6 +1487,19 @@ cdef tuple _check_opdef(str name, forward, Py_ssize_t n_inputs, tuple input_name
         raise ValueError(f"op {name}: {slots - required} input default(s) expected, got "
                          f"{len(input_defaults)}")
     return required, input_defaults
+
+
+cdef tuple _check_hidden(str name, tuple hidden, output_type):
+    # Hidden outputs are output indices of a multi-output op; at least one
+    # output stays differentiable (else the op is declared non-differentiable).
+    if not hidden:
+        return None
+    count = len(output_type._fields) if output_type is not None else 1
+    if (count < 2 or not all(type(k) is int and 0 <= k < count for k in hidden)
+            or len(set(hidden)) != len(hidden) or len(hidden) >= count):
+        raise ValueError(f"op {name}: hidden must name distinct outputs of an op with several, "
+                         f"leaving one differentiable; got {hidden!r} for {count} output(s)")
+    return tuple(sorted(hidden))
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -1607,7 +1630,7 @@ cdef class GradFn:
         cdef Tensor t = Tensor.__new__(Tensor)
         t._data = array
         t._version_counter = counter
-        if grad_enabled() and array.dtype.kind in "fc":
+        if grad_enabled() and _takes_grad(self, nr, array.dtype):
             t._meta = _new_meta(self, nr)
         return t
 
@@ -1750,6 +1773,14 @@ cdef class GradFn:
                     raise RuntimeError("register_hooks(): this saved tensor has hooks already "
                                        "(they can be registered once per saved tensor)")
         _pack_saved(self, pack, unpack, slot)
+
+    @property
+    def _frees_saved(self):
+        """Read by a VJP while it runs: whether the backward frees this node's saved
+        values right after it (no ``retain_graph``, no saved-tensor hooks), so the VJP
+        may write its result over the memory of a hidden output (internal)."""
+        return bool(self.frees_saved and not self.released
+                    and (self.extras is None or self.extras.packed is None))
 
     @property
     def _released(self):
@@ -2974,7 +3005,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         node.out_info = tuple([_out_info_of((<Tensor>o)._data) for o in outputs])
         for i in range(node.num_outputs):
             t = <Tensor>outputs[i]
-            if _is_inexact(t._data):
+            if _takes_grad(node, i, t._data.dtype):
                 t._meta = _new_meta(node, i)
         if op.save_output:
             node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
@@ -4475,6 +4506,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                                            results, commits, accumulate)
             if task.state & 2:
                 fns = node.next_fns
+                node.frees_saved = not retain_graph     # for GradFn._frees_saved
                 if grads is None:
                     grads_in = None
                 elif OXMERA_PROFILER_COMPILED and _profiler is not None:
@@ -4543,7 +4575,7 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
         slots = list(grads)
         for nr in range(node.num_outputs):
             shape, dtype = node.out_info[nr]
-            if slots[nr] is None and dtype.kind in "fc":
+            if slots[nr] is None and _takes_grad(node, nr, dtype):
                 slots[nr] = wrap_array(_np_zeros(shape, dtype))
     else:
         slots = [grads]

@@ -30,6 +30,7 @@ import numpy as np
 from oxmera._core import _kernels
 from oxmera._core.autograd import is_grad_enabled
 from oxmera.extend import op
+from oxmera.ops import _registry
 from oxmera.ops._utils import accumulation_dtype, narrow, normalize_dim
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.elementwise import erf, erf_values, exp, gt, sigmoid, tanh, where
@@ -141,12 +142,71 @@ def _(ctx, grad_of_grad, grad, output, dim):
     return grad_grad, grad_output
 
 
-@op(save=(), save_output=True, method=True, quiet=True)
+# log_softmax keeps the forward's exponentials and their row sums as hidden
+# outputs, so its VJP without recording is ``g - e * (g.sum(dim) / se)``: no
+# second ``exp`` (the most expensive pass of the backward). The memory trade:
+# one more array of the input's size (in the computing dtype, float32 for
+# float16) alive from the forward until backward frees the graph, as
+# PyTorch's hand-written CPU kernel pays none (it computes exp again). The
+# hidden outputs cost nothing in backward: the engine hands the VJP None for
+# them (``hidden=``), not a zero-filled array of their size each time, which
+# is what made this slower when first tried. With create_graph the VJP is
+# log_softmax_backward of the output, whose own VJP is composed from ops, so
+# higher orders differentiate through the output, never the hidden arrays.
+def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
+    """The op behind ``log_softmax``: ``(output, exps, sums)``, ``exps`` the exponentials of
+    the input minus its row maximum and ``sums`` their sums along ``dim`` (kept as size 1).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import _log_softmax
+    >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).sums
+    tensor([2.], dtype=float32)
+    """
+    input, wide = _softmax_input(input, dtype, "log_softmax")
+    d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
+    if input.size == 0 or input.ndim == 0:
+        # log_softmax of one value is 0; its VJP is zero and reads no hidden array
+        out = np.empty_like(input) if input.size == 0 else np.zeros_like(input)
+        rows = input.shape[:d] + (1,) + input.shape[d + 1:] if input.ndim else ()
+        return out, np.empty(input.shape, wide), np.ones(rows, wide)
+    out = _shifted(input.astype(wide, copy=False), d)      # a fresh array, reused for out
+    exps = np.exp(out)
+    sums = np.add.reduce(exps, axis=d, keepdims=True)
+    out -= np.log(sums)
+    return narrow(out, input.dtype), exps, sums
+
+
+_log_softmax = op("log_softmax", save=(), save_output=True, quiet=True,
+                  outputs=("output", "exps", "sums"),
+                  hidden=("exps", "sums"))(_log_softmax_forward)
+
+
+@_log_softmax.vjp
+def _(ctx, grads, input, dim=None, dtype=None, *, _stacklevel=3):
+    grad = grads[0]     # the hidden exps' and sums' gradients are None
+    out, exps, sums = ctx.output
+    d = _softmax_dim(dim, out.ndim, "log_softmax")
+    if out.ndim == 0:
+        return zeros_like(grad)
+    if not is_grad_enabled():
+        # Without retain_graph the exps die with the graph right after this VJP:
+        # the gradient is written over them (one full-size array less, and the
+        # pass that fills it reads and writes the same memory), as by hand.
+        return log_softmax_backward_exps(grad, exps, sums, d, reuse_exps=ctx._frees_saved)
+    # create_graph: from the output, differentiable to any order
+    return log_softmax_backward(grad, out, d)
+
+
 def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Log of the softmax along ``dim``: ``x - logsumexp(x, dim)``, computed stably.
 
     Exact (no ``log`` of a rounded-to-zero probability) for logits of any
-    magnitude: a logit 1e4 below the maximum gives -1e4, not -inf.
+    magnitude: a logit 1e4 below the maximum gives -1e4, not -inf. ``dtype``
+    casts the input first; ``dim=None`` picks PyTorch's deprecated implicit
+    dim (as ``softmax``) and warns. One op with a fused VJP that reuses the
+    forward's exponentials.
 
     Examples
     --------
@@ -154,24 +214,12 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     >>> oxmera.log_softmax(oxmera.tensor([0.0, 1e4]), dim=0)
     tensor([-10000.,      0.], dtype=float32)
     """
-    input, wide = _softmax_input(input, dtype, "log_softmax")
-    d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
-    if input.size == 0:
-        return np.empty_like(input)
-    if input.ndim == 0:
-        return np.zeros_like(input)
-    out = _shifted(input.astype(wide, copy=False), d)      # a fresh array, reused for out
-    out -= np.log(np.add.reduce(np.exp(out), axis=d, keepdims=True))
-    return narrow(out, input.dtype)
+    if dim is None:     # the warning points at the caller: one frame more than the op's
+        return _log_softmax(input, dim, dtype, _stacklevel=_stacklevel + 1).output
+    return _log_softmax(input, dim, dtype).output
 
 
-@log_softmax.vjp
-def _(ctx, grad, input, dim=None, dtype=None, *, _stacklevel=3):
-    out = ctx.output
-    d = _softmax_dim(dim, out.ndim, "log_softmax")
-    if out.ndim == 0:
-        return zeros_like(grad)
-    return log_softmax_backward(grad, out, d)
+_registry.add_tensor_attribute("log_softmax", log_softmax)
 
 
 @op(inputs=2, save=("grad", "output"), quiet=True)
@@ -206,6 +254,50 @@ def _(ctx, grad_of_grad, grad, output, dim):
     return grad_grad, grad_output
 
 
+@op(inputs=3, quiet=True)
+def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
+    """The VJP of log_softmax from the exponentials its forward kept:
+    ``grad - exps * (grad.sum(dim) / sums)``, ``sums`` the sums of ``exps`` along ``dim``
+    (kept as size 1), so ``exps / sums`` is the softmax.
+
+    ``reuse_exps=True`` writes the result over ``exps`` when its dtype and
+    shape allow: only for log_softmax's VJP, when the backward frees the
+    exponentials right after it (``exps`` then reads the gradient).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.activation import log_softmax_backward_exps
+    >>> log_softmax_backward_exps(oxmera.tensor([1.0, 0.0]), oxmera.tensor([3.0, 3.0]),
+    ...                           oxmera.tensor([6.0]), 0)
+    tensor([ 0.5, -0.5], dtype=float32)
+    """
+    dtype = np.result_type(grad, exps, sums)
+    wide = accumulation_dtype(dtype)        # float16 in float32, as the forward
+    scale = _row_sum(grad, dim, wide)       # a fresh (..., 1, ...) array
+    np.divide(scale, sums, out=scale, casting="unsafe")
+    if reuse_exps and exps.dtype == wide and exps.shape == np.broadcast_shapes(
+            np.shape(grad), exps.shape, np.shape(sums)):
+        exps.setflags(write=True)           # saved memory is locked read-only until freed
+        out = np.multiply(exps, scale, out=exps)
+    else:
+        out = np.multiply(exps, scale, dtype=wide)
+    np.subtract(grad, out, out=out, casting="unsafe")
+    return narrow(out, dtype)
+
+
+@log_softmax_backward_exps.vjp
+def _(ctx, grad_of_grad, grad, exps, sums, dim, reuse_exps=False):
+    needs = ctx.needs_input_grad
+    # f = g - e * (S(g) / s), S the sum along dim (kept)
+    weighted = (grad_of_grad * exps).sum(dim, keepdim=True)
+    grad_grad = grad_of_grad - weighted / sums if needs[0] else None
+    scale = grad.sum(dim, keepdim=True) / sums if needs[1] or needs[2] else None
+    grad_exps = -grad_of_grad * scale if needs[1] else None
+    grad_sums = weighted * scale / sums if needs[2] else None
+    return grad_grad, grad_exps, grad_sums
+
+
 def _row_sum(grad, dim, dtype):
     """``grad.sum(dim, keepdims=True)``; one slice times the length where ``grad`` is
     broadcast along ``dim`` (the seed of ``mean`` or ``sum``: a stride-0 view)."""
@@ -230,8 +322,9 @@ _GELU_APPROXIMATIONS = ("none", "tanh")
 # The op keeps the Gaussian CDF its forward computed as a second output no
 # caller sees (one more array of the input's size alive until backward, the
 # memory paid for not evaluating erf twice); its VJP reads it only when it
-# records nothing, and otherwise differentiates the composed derivative, so
-# the hidden output never gets a gradient (as log_softmax's softmax above).
+# records nothing, and otherwise differentiates the composed derivative. The
+# cdf is declared hidden: it is not differentiable and the engine hands the
+# VJP None for it, not a zero array of its size each backward.
 def _gelu_forward(input, approximate="none"):
     """The op behind ``nn.functional.gelu``: ``(x * cdf, cdf)``, ``cdf`` the Gaussian CDF
     at ``x`` (``approximate='none'``) or its tanh approximation.
@@ -263,12 +356,12 @@ def _gelu_forward(input, approximate="none"):
 
 
 _gelu = op("gelu", save=("input",), save_output=True, float_only=True, quiet=True,
-           outputs=("output", "cdf"))(_gelu_forward)
+           outputs=("output", "cdf"), hidden=("cdf",))(_gelu_forward)
 
 
 @_gelu.vjp
 def _(ctx, grads, input, approximate="none"):
-    grad = grads[0]     # grads[1], the hidden cdf's, is zero (see above)
+    grad = grads[0]     # grads[1], the hidden cdf's, is None (see above)
     if not is_grad_enabled():
         return gelu_backward(grad, input, ctx.output[1], approximate)
     # create_graph: the derivative composed from ops, differentiable to any order

@@ -9,8 +9,9 @@ hidden outputs, as PyTorch's ``native_layer_norm`` does; the VJP is written
 with oxmera ops (so ``create_graph`` works): without recording it is one op,
 ``layer_norm_backward``, from the kept statistics (as PyTorch's
 ``native_layer_norm_backward``), and when recording it computes them again
-from the input with ops, so they are differentiated too and the hidden
-outputs never get a gradient. For float32 the forward and
+from the input with ops, so they are differentiated too. The statistics are
+declared ``hidden``: not differentiable, and their VJP gradients are None (no
+zero arrays made in each backward). For float32 the forward and
 ``layer_norm_backward`` run compiled loops over the rows
 (``oxmera/_core/_kernels.h``, statistics in double).
 
@@ -80,12 +81,13 @@ def _layer_norm_forward(input, weight=None, bias=None, dims=1, eps=1e-5):
 
 
 _layer_norm = op("layer_norm", inputs=3, save=("input", "weight"), save_output=True,
-                 quiet=True, outputs=("output", "mean", "rstd"))(_layer_norm_forward)
+                 quiet=True, outputs=("output", "mean", "rstd"),
+                 hidden=("mean", "rstd"))(_layer_norm_forward)
 
 
 @_layer_norm.vjp
 def _(ctx, grads, input, weight=None, bias=None, dims=1, eps=1e-5):
-    grad = grads[0]     # the hidden statistics' gradients are zero (see the module doc)
+    grad = grads[0]     # the hidden statistics' gradients are None (see the module doc)
     needs = ctx.needs_input_grad
     wide = accumulation_dtype(input.dtype)
     if wide != input.dtype:         # float16: in float32, as the forward
