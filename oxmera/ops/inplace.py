@@ -153,12 +153,17 @@ class _core_no_grad:
 
 # -- arithmetic: NumPy writes in place when nothing records ---------------------------
 
-def _ufunc_inplace(name, ufunc, self, other, fallback):
+def _ufunc_inplace(name, ufunc, self, other, fallback, alpha=None):
     if isinstance(self, Tensor) and not _recording(self, other):
         _check_writable(name, self, False)
         unlocked = _core._begin_write(self)
         try:
-            ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
+            if alpha is None:
+                ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
+            elif _in_chunks(self._data, _arrays(other)):
+                _scaled_in_chunks(ufunc, self._data, _arrays(other), alpha)
+            else:
+                ufunc(self._data, _times(other, alpha), out=self._data, casting="same_kind")
         except TypeError as err:   # numpy.UFuncTypeError: a float result into an int tensor
             raise RuntimeError(f"{name}(): result type can't be cast to the desired output type "
                                f"{self.dtype}: {err}") from None
@@ -182,6 +187,31 @@ def _ufunc_inplace(name, ufunc, self, other, fallback):
     return _inplace(name, self, fallback, (other,), reads_self=name in ("mul_", "div_"))
 
 
+# An optimizer's ``p.add_(g, alpha=-lr)`` on a large parameter: ``g * alpha`` as
+# one temporary of the parameter's size costs a fresh allocation (page faults
+# as dear as the arithmetic, measured 110 us against 61 us on a 784x256
+# float32 weight). In chunks through a small scratch that stays in cache, the
+# same two roundings (the product, then the sum) with no large temporary.
+_CHUNK = 16384
+
+
+def _in_chunks(target, value):
+    return (isinstance(value, np.ndarray) and target.size > _CHUNK
+            and value.shape == target.shape and value.dtype == target.dtype
+            and target.dtype.kind in "fc" and target.flags.c_contiguous
+            and value.flags.c_contiguous and not np.may_share_memory(target, value))
+
+
+def _scaled_in_chunks(ufunc, target, value, alpha):
+    flat_target, flat_value = target.reshape(-1), value.reshape(-1)
+    scratch = np.empty(_CHUNK, target.dtype)
+    for start in range(0, flat_target.size, _CHUNK):
+        stop = min(start + _CHUNK, flat_target.size)
+        part = scratch[:stop - start]
+        np.multiply(flat_value[start:stop], alpha, out=part, dtype=target.dtype)
+        ufunc(flat_target[start:stop], part, out=flat_target[start:stop])
+
+
 def _times(other, alpha):
     # ``other * alpha`` as an array of other's dtype (a Python number stays a number)
     if isinstance(other, (Tensor, np.ndarray)):
@@ -203,7 +233,7 @@ def add_(self, other, *, alpha=1):
     if alpha != 1:
         if isinstance(self, Tensor) and not _recording(self, other):
             # an optimizer's update: scale the operand, then add in place
-            return _ufunc_inplace("add_", np.add, self, _times(other, alpha), None)
+            return _ufunc_inplace("add_", np.add, self, other, None, alpha)
         return _inplace("add_", self, lambda s: elementwise.add(s, other, alpha=alpha), (other,),
                         reads_self=False)
     return _ufunc_inplace("add_", np.add, self, other, lambda s: elementwise.add(s, other))
@@ -221,7 +251,7 @@ def sub_(self, other, *, alpha=1):
     """
     if alpha != 1:
         if isinstance(self, Tensor) and not _recording(self, other):
-            return _ufunc_inplace("sub_", np.subtract, self, _times(other, alpha), None)
+            return _ufunc_inplace("sub_", np.subtract, self, other, None, alpha)
         return _inplace("sub_", self, lambda s: elementwise.sub(s, other, alpha=alpha), (other,),
                         reads_self=False)
     return _ufunc_inplace("sub_", np.subtract, self, other, lambda s: elementwise.sub(s, other))

@@ -221,3 +221,29 @@ def test_read_only_memory_is_reported():
     t = oxmera.zeros(3).expand(2, 3)
     with pytest.raises(RuntimeError, match="add_"):
         t.add_(1.0)
+
+
+def test_add_and_sub_with_alpha_on_large_tensors_equal_the_two_step_formula():
+    # The optimizer path (nothing recording) updates large tensors in chunks
+    # through a small scratch; the roundings must be exactly those of
+    # ``self + other * alpha`` in the tensor's dtype, aliases and layouts included.
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((300, 200)).astype(np.float32)
+    other = rng.standard_normal((300, 200)).astype(np.float32)
+    for method, ufunc in (("add_", np.add), ("sub_", np.subtract)):
+        t = oxmera.tensor(base.copy())
+        getattr(t, method)(oxmera.tensor(other), alpha=0.37)
+        expected = ufunc(base, np.multiply(other, 0.37, dtype=np.float32))
+        np.testing.assert_array_equal(t.numpy(), expected)
+    t = oxmera.tensor(base.copy())
+    t.add_(t, alpha=2.0)                                    # other is self
+    np.testing.assert_array_equal(t.numpy(), base + np.multiply(base, 2.0, dtype=np.float32))
+    t = oxmera.tensor(base.copy())
+    t[1:].sub_(t[:-1], alpha=0.5)                           # overlapping views
+    expected = base.copy()
+    expected[1:] = base[1:] - np.multiply(base[:-1], 0.5, dtype=np.float32)
+    np.testing.assert_array_equal(t.numpy(), expected)
+    t = oxmera.tensor(base.copy())
+    t.add_(oxmera.tensor(other.T.copy()).T, alpha=-1.5)     # a transposed operand
+    np.testing.assert_array_equal(t.numpy(), base + np.multiply(other, -1.5, dtype=np.float32))
+    assert t._version == 1
