@@ -50,15 +50,9 @@ def _shape_of(input):
     return input.shape if isinstance(input, Tensor) else np.shape(input)
 
 
-def _shape_arg(shape, opname):
-    # reshape(2, 3) and reshape((2, 3)) mean the same, as in PyTorch.
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    try:
-        # operator.index, not int(): 2.5 or "2" is a mistake, not a size.
-        return tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{opname}(): shape must be ints, got {shape!r}") from None
+# reshape(2, 3) and reshape((2, 3)) mean the same, as in PyTorch (parsed in C:
+# the shape ops run inside many VJPs).
+_shape_arg = _core.shape_arg
 
 
 def _check_reshape(input, shape, opname):
@@ -92,7 +86,7 @@ def reshape(input, *shape):
     """
     shape = _shape_arg(shape, "reshape")
     _check_reshape(input, shape, "reshape")
-    return np.reshape(input, shape)
+    return input.reshape(shape)
 
 
 @reshape.vjp
@@ -114,7 +108,7 @@ def view(input, *shape):
     shape = _shape_arg(shape, "view")
     _check_reshape(input, shape, "view")
     try:
-        return np.reshape(input, shape, copy=False)
+        return input.reshape(shape, copy=False)
     except ValueError:
         raise OpError(f"view(): view size is not compatible with input tensor's size and "
                       f"stride (shape {input.shape}, strides {input.strides}); "
@@ -239,28 +233,8 @@ def _(ctx, grad, input, dim):
     return grad.reshape(ctx.input_shape(0))
 
 
-def _expanded_shape(input, sizes, opname):
-    sizes = _shape_arg(sizes, opname)
-    lead = len(sizes) - input.ndim
-    if lead < 0:
-        raise OpError(f"{opname}(): the number of sizes provided ({len(sizes)}) must be greater "
-                      f"or equal to the number of dimensions in the tensor ({input.ndim}). "
-                      f"Target sizes: {sizes}. Tensor sizes: {input.shape}")
-    out = []
-    for i, s in enumerate(sizes):
-        have = input.shape[i - lead] if i >= lead else None
-        if s == -1:
-            if have is None:
-                raise OpError(f"{opname}(): -1 is not allowed in a leading, non-existing "
-                              f"dimension {i}. Target sizes: {sizes}. Tensor sizes: "
-                              f"{input.shape}")
-            s = have
-        elif have is not None and have != s and have != 1:
-            raise OpError(f"{opname}(): the expanded size of the tensor ({s}) must match the "
-                          f"existing size ({have}) at non-singleton dimension {i}. Target "
-                          f"sizes: {sizes}. Tensor sizes: {input.shape}")
-        out.append(s)
-    return tuple(out)
+# expand's target shape by PyTorch's rules and messages (in C, as _shape_arg).
+_expanded_shape = _core.expanded_shape
 
 
 @op(save=(), view=True, method=True)
