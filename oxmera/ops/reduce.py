@@ -36,6 +36,13 @@ OpError = _core.OpError
 
 # -- shared helpers -----------------------------------------------------------------------
 
+# The dtypes a sum or mean accumulates in as they are (float16 widens, integers become
+# int64): for these a full reduction is np.add.reduce alone.
+_OWN_ACCUMULATION = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                                    np.complex128))
+_add_reduce = np.add.reduce
+
+
 def _dims(dim, axis, ndim, opname):
     """The reduced dims as a sorted tuple; None and an empty tuple mean all dims."""
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
@@ -118,6 +125,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     >>> x.sum(dim=0)
     tensor([4., 6.], dtype=float32)
     """
+    if dim is None and axis is None and dtype is None and not keepdim \
+            and input.dtype in _OWN_ACCUMULATION:
+        # The commonest call (loss.sum()): one NumPy call, no argument handling.
+        return _add_reduce(input, None)
     dims = _dims(dim, axis, input.ndim, "sum")
     if dtype is None:
         dtype = np.int64 if input.dtype.kind in "biu" else input.dtype
@@ -128,6 +139,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 @sum.vjp
 def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     shape = ctx.input_shape(0)
+    if dim is None and axis is None:
+        return grad.expand(shape)       # every dim reduced: grad (0-d, or 1s if kept) broadcasts
     dims = _dims(dim, axis, len(shape), "sum")
     return _unreduce(grad, shape, dims, keepdim).expand(shape)
 
@@ -145,6 +158,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be floating "
                            f"point, got {input.dtype}")
+    if dim is None and axis is None and dtype is None and not keepdim \
+            and input.dtype in _OWN_ACCUMULATION and input.size:
+        # The commonest call (loss.mean()), as below minus the argument handling
+        # (a non-empty mean divides without warnings: no np.errstate needed).
+        return _add_reduce(input, None) / input.size
     dims = _dims(dim, axis, input.ndim, "mean")
     # The sum over the count, as np.mean computes it (float16 summed in
     # float32), without np.mean's Python overhead; an empty mean is nan
@@ -159,6 +177,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 @mean.vjp
 def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     shape = ctx.input_shape(0)
+    if dim is None and axis is None and grad.dtype in _OWN_ACCUMULATION:
+        return (grad / math.prod(shape)).expand(shape)     # as below, every dim reduced
     dims = _dims(dim, axis, len(shape), "mean")
     count = _count(shape, dims)
     # Divided in float32 for float16: a count past 65504 is inf in float16.
