@@ -1354,6 +1354,27 @@ def normalize_dim(dim, ndim, opname="op"):
     return _normalize_dim(dim, ndim, opname)
 
 
+def normalize_each_dim(dims, Py_ssize_t ndim, str opname not None):
+    """``tuple(normalize_dim(d, ndim, opname) for d in dims)``, in C (permute, squeeze
+    and the T property run it on every call); a repeat is left to the caller.
+
+    Examples
+    --------
+    >>> from oxmera._core.autograd import normalize_each_dim
+    >>> normalize_each_dim((-1, 0), 3, "permute")
+    (2, 0)
+    """
+    cdef Py_ssize_t i, n
+    cdef tuple items = dims if type(dims) is tuple else tuple(dims)
+    n = len(items)
+    cdef tuple out = PyTuple_New(n)
+    for i in range(n):
+        v = _normalize_dim(items[i], ndim, opname)
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(out, i, v)
+    return out
+
+
 # -- the shape ops' argument parsing and broadcast views, in C ---------------
 #
 # expand, reshape and view run inside the VJPs of sum, mean and every

@@ -37,7 +37,7 @@ Tensor = _core.Tensor
 
 def _distinct_dims(dims, ndim, opname):
     """``dims`` normalized into ``range(ndim)``, in the given order; a repeat is an error."""
-    norm = tuple(normalize_dim(d, ndim, opname) for d in dims)
+    norm = _core.normalize_each_dim(dims, ndim, opname)
     if len(set(norm)) != len(norm):
         repeated = next(d for d in norm if norm.count(d) > 1)
         raise OpError(f"{opname}(): dim {repeated} appears multiple times in the list of dims "
@@ -136,7 +136,7 @@ def transpose(input, dim0, dim1):
         # A 0-d tensor accepts dims 0 and -1 (as PyTorch does); NumPy's
         # swapaxes has no axis to swap.
         return input[...]
-    return np.swapaxes(input, d0, d1)
+    return input.swapaxes(d0, d1)       # the method: np.swapaxes adds a Python layer
 
 
 @transpose.vjp
@@ -167,7 +167,7 @@ def permute(input, *dims):
     oxmera.Size([4, 2, 3])
     """
     dims = _permutation(dims, input.ndim)
-    return np.transpose(input, dims)
+    return input.transpose(dims)
 
 
 def _permutation(dims, ndim):
@@ -176,7 +176,7 @@ def _permutation(dims, ndim):
     if len(dims) != ndim:
         raise OpError(f"permute(): number of dims {len(dims)} doesn't match the input's "
                       f"{ndim} dimensions")
-    norm = tuple(normalize_dim(d, ndim, "permute") for d in dims)
+    norm = _core.normalize_each_dim(dims, ndim, "permute")
     if len(set(norm)) != ndim:
         raise OpError(f"permute(): repeated dim in {tuple(dims)}")
     return norm
@@ -199,14 +199,15 @@ def squeeze(input, dim=None):
     oxmera.Size([3])
     """
     if dim is None:
-        # np.squeeze returns the array itself when there is nothing to
+        # squeeze() returns the array itself when there is nothing to
         # squeeze; a view instead keeps the output a view of the input
         # (sharing its version counter), as it is in every other case.
-        return np.squeeze(input[...])
+        return input[...].squeeze()
     dims = _distinct_dims(dim if isinstance(dim, (tuple, list)) else (dim,), input.ndim,
                           "squeeze")
-    dims = tuple(d for d in dims if input.ndim and input.shape[d] == 1)
-    return np.squeeze(input, axis=dims) if dims else input[...]
+    shape = input.shape
+    dims = tuple([d for d in dims if shape[d] == 1]) if shape else ()
+    return input.squeeze(axis=dims) if dims else input[...]
 
 
 @squeeze.vjp
@@ -225,7 +226,8 @@ def unsqueeze(input, dim):
     oxmera.Size([1, 3])
     """
     d = normalize_dim(dim, input.ndim + 1, "unsqueeze")
-    return np.expand_dims(input, d)
+    shape = input.shape
+    return input.reshape(shape[:d] + (1,) + shape[d:])     # np.expand_dims's view, in C
 
 
 @unsqueeze.vjp
@@ -857,7 +859,11 @@ def _(ctx, grad, input, diagonal=0):
 
 
 def _T(self):
-    return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+    return permute(self, _REVERSED[self.ndim] if self.ndim < 8 else
+                   tuple(range(self.ndim - 1, -1, -1)))
+
+
+_REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(8)]     # T's permutations
 
 
 def _mT(self):
