@@ -1457,6 +1457,40 @@ def expanded_shape(object array not None, tuple sizes not None, str opname not N
     return sizes if out is None else tuple(out)
 
 
+def reshape_shape(object array not None, tuple shape not None, str opname not None):
+    """The shape ``reshape(array, *shape)`` asks for, parsed as :func:`shape_arg` does
+    and checked by PyTorch's rules (one -1 at most, inferred from the size; no other
+    negative size; as many elements as ``array``): ``OpError`` naming ``opname``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core.autograd import reshape_shape
+    >>> reshape_shape(np.zeros(6), (2, -1), "reshape")
+    (2, -1)
+    """
+    cdef Py_ssize_t i, free = 0
+    shape = shape_arg(shape, opname)
+    if not cnp.PyArray_Check(array):
+        array = _np_asarray(array)
+    size = cnp.PyArray_SIZE(<cnp.ndarray>array)
+    known = 1                           # a Python int: a product of sizes cannot overflow
+    for i in range(len(<tuple>shape)):
+        s = (<tuple>shape)[i]
+        if s == -1:
+            free += 1
+        elif s < 0:
+            raise OpError(f"{opname}(): invalid shape dimension {s} in {shape}")
+        else:
+            known *= s
+    if free > 1:
+        raise OpError(f"{opname}(): only one dimension can be inferred, got shape {shape}")
+    if (free and (known == 0 or size % known)) or (not free and known != size):
+        raise OpError(f"{opname}(): shape {shape} is invalid for input of shape "
+                      f"{array.shape} ({size} elements)")
+    return shape
+
+
 cdef extern from *:
     """
     /* A read-only view of ``a`` broadcast to ``shape`` (a tuple of ints the

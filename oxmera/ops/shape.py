@@ -55,24 +55,6 @@ def _shape_of(input):
 _shape_arg = _core.shape_arg
 
 
-def _check_reshape(input, shape, opname):
-    size = input.size
-    known = 1
-    free = 0
-    for s in shape:
-        if s == -1:
-            free += 1
-        elif s < 0:
-            raise OpError(f"{opname}(): invalid shape dimension {s} in {shape}")
-        else:
-            known *= s
-    if free > 1:
-        raise OpError(f"{opname}(): only one dimension can be inferred, got shape {shape}")
-    if (free and (known == 0 or size % known)) or (not free and known != size):
-        raise OpError(f"{opname}(): shape {shape} is invalid for input of shape "
-                      f"{input.shape} ({size} elements)")
-
-
 @op(save=(), view=True, method=True)
 def reshape(input, *shape):
     """The same elements in a new shape (a view when possible, else a copy).
@@ -84,9 +66,7 @@ def reshape(input, *shape):
     tensor([[0, 1, 2],
             [3, 4, 5]], dtype=int64)
     """
-    shape = _shape_arg(shape, "reshape")
-    _check_reshape(input, shape, "reshape")
-    return input.reshape(shape)
+    return input.reshape(_core.reshape_shape(input, shape, "reshape"))
 
 
 @reshape.vjp
@@ -105,8 +85,7 @@ def view(input, *shape):
     >>> oxmera.zeros(2, 3).view(-1).shape
     oxmera.Size([6])
     """
-    shape = _shape_arg(shape, "view")
-    _check_reshape(input, shape, "view")
+    shape = _core.reshape_shape(input, shape, "view")
     try:
         return input.reshape(shape, copy=False)
     except ValueError:

@@ -135,6 +135,15 @@ ERRORS = [
     (lambda: oxmera.ones(3).reshape((3.0,)), TypeError,
      "reshape(): shape must be ints, got (3.0,)"),
     (lambda: oxmera.ones(3).reshape(None), TypeError, "reshape(): shape must be ints, got (None,)"),
+    (lambda: oxmera.ones(6).reshape(-2, 3), oxmera.OpError,
+     "reshape(): invalid shape dimension -2 in (-2, 3)"),
+    (lambda: oxmera.ones(6).reshape(2, -1, -1), oxmera.OpError,
+     "reshape(): only one dimension can be inferred, got shape (2, -1, -1)"),
+    (lambda: oxmera.ones(6).reshape(0, -1), oxmera.OpError,
+     "reshape(): shape (0, -1) is invalid for input of shape (6,) (6 elements)"),
+    (lambda: oxmera.ones(6).reshape(2 ** 62, 2 ** 62, 6), oxmera.OpError,
+     "reshape(): shape (4611686018427387904, 4611686018427387904, 6) is invalid for input of "
+     "shape (6,) (6 elements)"),
     (lambda: oxmera.ones(6).view(4, -1), oxmera.OpError,
      "view(): shape (4, -1) is invalid for input of shape (6,) (6 elements)"),
     (lambda: oxmera.ones(2, 3).T.view(-1), oxmera.OpError,
@@ -186,6 +195,8 @@ def test_shape_arguments():
     assert core.expanded_shape(np.zeros((1, 3)), (4, -1), "expand") == (4, 3)
     assert core.expanded_shape(np.zeros(()), ((2, 2),), "expand") == (2, 2)
     assert core.normalize_each_dim([-1, 0], 2, "permute") == (1, 0)
+    assert core.reshape_shape(np.zeros((2, 3)), ([3, -1],), "reshape") == (3, -1)
+    assert core.reshape_shape(np.zeros(0), (0, 5), "reshape") == (0, 5)
 
 
 def test_broadcast_view():
