@@ -45,6 +45,8 @@ _add_reduce = np.add.reduce
 
 def _dims(dim, axis, ndim, opname):
     """The reduced dims as a sorted tuple; None and an empty tuple mean all dims."""
+    if type(dim) is int and axis is None and ndim:
+        return (normalize_dim(dim, ndim, opname),)     # the commonest: one dim
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     return normalize_dims(pick_dim(dim, axis, opname), ndim, opname)
