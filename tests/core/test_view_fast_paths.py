@@ -270,3 +270,25 @@ def test_full_sum_and_mean_second_order():
         assert oxmera.autograd.gradgradcheck(lambda t, n=name: getattr(t * t, n)(), (x,))
         (g,) = oxmera.autograd.grad(getattr(x * x, name)(), (x,), create_graph=True)
         assert g.requires_grad
+
+
+def test_square_by_mul_gradients():
+    # x * x: the VJP computes one product for both inputs; the engine adds them.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    for data in (rng.standard_normal(5), rng.standard_normal(5) + 1j * rng.standard_normal(5)):
+        x = oxmera.tensor(data, requires_grad=True)
+        tx = torch.tensor(data, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(g.numpy().copy()))
+        y, ty = x * x, tx * tx
+        y.backward(oxmera.tensor(np.full_like(data, 0.5)))
+        ty.backward(torch.tensor(np.full_like(data, 0.5)))
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+        assert len(seen) == 1           # the hook sees the total, once
+        np.testing.assert_allclose(seen[0], tx.grad.numpy(), rtol=1e-12)
+    x = oxmera.tensor(np.linspace(-1, 1, 4), requires_grad=True)
+    assert oxmera.autograd.gradgradcheck(lambda t: (t * t * t).sum(), (x,))
+    (g,) = oxmera.autograd.grad((x * x).sum(), (x,), create_graph=True)
+    (gg,) = oxmera.autograd.grad(g.sum(), (x,))
+    np.testing.assert_allclose(gg.numpy(), np.full(4, 2.0))
