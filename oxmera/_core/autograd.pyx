@@ -1511,9 +1511,7 @@ cdef extern from *:
             dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
             if (dims[i] == -1 && PyErr_Occurred()) return NULL;
             if (dims[i] < 0) {
-                /* NumPy's words (np.broadcast_to's), which expand's error repeats */
-                PyErr_SetString(PyExc_ValueError,
-                                "all elements of broadcast shape must be non-negative");
+                PyErr_SetString(PyExc_ValueError, "broadcast_view: negative size");
                 return NULL;
             }
             if (i < lead) {
@@ -1548,9 +1546,10 @@ def broadcast_view(object array not None, tuple shape not None):
     """``np.broadcast_to(array, shape)``: a read-only view, built in C.
 
     ``np.broadcast_to`` spends about 2 us in Python-level argument handling;
-    this costs about 0.15 us. ``shape`` must be a broadcast target of
-    ``array``'s shape (callers check it with PyTorch's messages; a shape that
-    is not one is a ``ValueError`` here).
+    this costs about 0.1 us. ``shape`` must be a broadcast target of
+    ``array``'s shape (callers check it with PyTorch's messages). Anything
+    else (a shape that is not one, or that NumPy cannot make: too many dims,
+    too many elements) is left to ``np.broadcast_to``, so the error is NumPy's.
 
     Examples
     --------
@@ -1562,7 +1561,10 @@ def broadcast_view(object array not None, tuple shape not None):
     """
     if not cnp.PyArray_Check(array):
         array = _np_asarray(array)
-    return oxmera_broadcast_view(<cnp.ndarray>array, shape)
+    try:
+        return oxmera_broadcast_view(<cnp.ndarray>array, shape)
+    except (ValueError, OverflowError):
+        return np.broadcast_to(array, shape)
 
 
 class _Name(str):

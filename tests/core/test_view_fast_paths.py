@@ -292,3 +292,14 @@ def test_square_by_mul_gradients():
     (g,) = oxmera.autograd.grad((x * x).sum(), (x,), create_graph=True)
     (gg,) = oxmera.autograd.grad(g.sum(), (x,))
     np.testing.assert_allclose(gg.numpy(), np.full(4, 2.0))
+
+
+@pytest.mark.parametrize("sizes", [(2 ** 70,), (2 ** 40, 2 ** 40), (1,) * 70, (-3,)])
+def test_sizes_numpy_cannot_make_give_numpys_error(sizes):
+    # Past PyTorch's checks, NumPy's own error, as when np.broadcast_to made the view.
+    array = np.ones(1) if len(sizes) < 70 else np.ones(())
+    with pytest.raises(ValueError) as numpy_error:
+        np.broadcast_to(array, sizes)
+    with pytest.raises(oxmera.OpError) as info:
+        oxmera.tensor(array).expand(*sizes)
+    assert str(info.value) == f"expand(): {numpy_error.value} (input shapes: {array.shape})"
