@@ -851,7 +851,7 @@ _REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(8)]     # T's permutatio
 def _mT(self):
     if self.ndim < 2:
         raise OpError(f"mT: tensor of shape {self.shape} has fewer than 2 dimensions")
-    return self.transpose(-2, -1)
+    return transpose(self, -2, -1)      # the op itself: Tensor.transpose also parses NumPy's forms
 
 
 _T.__doc__ = "The tensor with its dimensions reversed (a transpose for 2-D)."
