@@ -30,6 +30,8 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
 
 Tensor = _core.Tensor
 OpError = _core.OpError
+_apply_op = _core.apply_op
+_VIEW_OP = _shape.view.op
 
 
 def _check_tensor(input, opname):
@@ -607,7 +609,10 @@ def _view_method(self, *shape, dtype=None):
     >>> oxmera.tensor([1.0]).view(oxmera.int32)
     tensor([1065353216], dtype=int32)
     """
-    if dtype is None and len(shape) == 1:
+    if dtype is None:
+        if len(shape) != 1 or type(shape[0]) is int or type(shape[0]) is tuple:
+            # A shape, as nearly every call gives it: straight to the op.
+            return _apply_op(_VIEW_OP, (self,) + shape, None)
         dtype = _as_dtype(shape[0])
         if dtype is not None:
             shape = ()
