@@ -32,6 +32,7 @@ Tensor = _core.Tensor
 OpError = _core.OpError
 _apply_op = _core.apply_op
 _VIEW_OP = _shape.view.op
+_TRANSPOSE_OP = _shape.transpose.op
 
 
 def _check_tensor(input, opname):
@@ -646,7 +647,7 @@ def _transpose_method(self, *dims, dim0=None, dim1=None):
             raise TypeError("transpose(): pass dim0 and dim1, or the axes, not a mix")
         return _shape.transpose(self, dim0, dim1)
     if len(dims) == 2:
-        return _shape.transpose(self, *dims)
+        return _apply_op(_TRANSPOSE_OP, (self,) + dims, None)     # PyTorch's form, the commonest
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if not dims:
