@@ -303,3 +303,20 @@ def test_sizes_numpy_cannot_make_give_numpys_error(sizes):
     with pytest.raises(oxmera.OpError) as info:
         oxmera.tensor(array).expand(*sizes)
     assert str(info.value) == f"expand(): {numpy_error.value} (input shapes: {array.shape})"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+def test_mean_over_dims_warns_of_nothing(dtype):
+    # Non-empty means divide without np.errstate; empty ones are nan, quietly.
+    torch = pytest.importorskip("torch")
+    data = np.arange(24.0).reshape(2, 3, 4).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for dim in (0, -1, (0, 2)):
+            for keepdim in (False, True):
+                out = oxmera.tensor(data).mean(dim, keepdim=keepdim)
+                expected = torch.tensor(data).mean(dim, keepdim=keepdim).numpy()
+                assert out.dtype == expected.dtype
+                np.testing.assert_allclose(out.numpy(), expected, rtol=1e-3)
+        empty = oxmera.tensor(np.zeros((0, 3), dtype)).mean(0)
+        assert empty.dtype == np.dtype(dtype) and np.isnan(empty.numpy()).all()
