@@ -320,3 +320,13 @@ def test_mean_over_dims_warns_of_nothing(dtype):
                 np.testing.assert_allclose(out.numpy(), expected, rtol=1e-3)
         empty = oxmera.tensor(np.zeros((0, 3), dtype)).mean(0)
         assert empty.dtype == np.dtype(dtype) and np.isnan(empty.numpy()).all()
+
+
+def test_narrow_only_narrows():
+    from oxmera.ops._utils import narrow
+    array = np.ones(3, np.float32)
+    assert narrow(array, np.float32) is array           # same dtype: the array itself
+    assert narrow(np.float64(2.0), np.float64).shape == ()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                  # past float16's range: inf, quietly
+        assert np.isinf(narrow(np.float32(1e5), np.float16))
