@@ -977,11 +977,15 @@ def sum_to(input, shape):
     lead = input.ndim - len(shape)
     if lead < 0:
         return input
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and input.shape[i + lead] != 1)
+    have = input.shape
+    inner = tuple([i + lead for i, s in enumerate(shape) if s == 1 and have[i + lead] != 1])
     # float16 gradients summed in float32: a bias's gradient over many rows
     # would stop growing (or overflow) in float16.
-    out = _reduce_wide(np.add, input, dims, input.dtype, True) if dims else input
+    if not inner:
+        # Only leading dims (a bias's gradient): summed away, no reshape.
+        return _reduce_wide(np.add, input, tuple(range(lead)), input.dtype, False) if lead \
+            else input
+    out = _reduce_wide(np.add, input, tuple(range(lead)) + inner, input.dtype, True)
     return out.reshape(out.shape[lead:]) if lead else out
 
 

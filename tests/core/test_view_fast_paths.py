@@ -330,3 +330,24 @@ def test_narrow_only_narrows():
     with warnings.catch_warnings():
         warnings.simplefilter("error")                  # past float16's range: inf, quietly
         assert np.isinf(narrow(np.float32(1e5), np.float16))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+def test_sum_to_leading_and_inner_dims(dtype):
+    # Leading dims only (a bias's gradient) take the no-reshape path; the sums,
+    # shapes and dtypes are the general path's (float16 summed in float32).
+    rng = np.random.default_rng(3)
+    for have, shape in [((4, 3), (3,)), ((4, 3), (1, 3)), ((4, 3), (4, 1)), ((2, 4, 3), (4, 1)),
+                        ((2, 4, 3), (1,)), ((2, 4, 3), ()), ((5,), ()), ((3,), (3,)),
+                        ((0, 3), (3,)), ((2, 0), (1,))]:
+        data = rng.standard_normal(have).astype(dtype)
+        out = oxmera.sum_to(oxmera.tensor(data), shape).numpy()
+        lead = data.ndim - len(shape)
+        expected = data.astype(np.float32) if dtype == "float16" else data
+        expected = expected.sum(axis=tuple(range(lead)))
+        for i, size in enumerate(shape):
+            if size == 1 and expected.shape[i] != 1:
+                expected = expected.sum(axis=i, keepdims=True)
+        assert out.shape == shape and out.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(out, np.asarray(expected).astype(dtype),
+                                   rtol=1e-2 if dtype == "float16" else 1e-6)
