@@ -1366,6 +1366,219 @@ def normalize_dim(dim, ndim, opname="op"):
     return _normalize_dim(dim, ndim, opname)
 
 
+def normalize_each_dim(dims, Py_ssize_t ndim, str opname not None):
+    """``tuple(normalize_dim(d, ndim, opname) for d in dims)``, in C (permute, squeeze
+    and the T property run it on every call); a repeat is left to the caller.
+
+    Examples
+    --------
+    >>> from oxmera._core.autograd import normalize_each_dim
+    >>> normalize_each_dim((-1, 0), 3, "permute")
+    (2, 0)
+    """
+    cdef Py_ssize_t i, n
+    cdef tuple items = dims if type(dims) is tuple else tuple(dims)
+    n = len(items)
+    cdef tuple out = PyTuple_New(n)
+    for i in range(n):
+        v = _normalize_dim(items[i], ndim, opname)
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(out, i, v)
+    return out
+
+
+# -- the shape ops' argument parsing and broadcast views, in C ---------------
+#
+# expand, reshape and view run inside the VJPs of sum, mean and every
+# broadcasting op, where these steps in Python cost more than the NumPy work
+# (a microsecond or two per call on small tensors).
+
+cdef inline bint _all_exact_ints(tuple items) noexcept:
+    cdef Py_ssize_t i
+    for i in range(len(items)):
+        if type(items[i]) is not int:
+            return False
+    return True
+
+
+def shape_arg(tuple shape not None, str opname not None):
+    """A shape given as varargs ``f(2, 3)`` or as one sequence ``f((2, 3))``, as a
+    tuple of ints (``operator.index`` of each: 2.5 or "2" is a mistake, not a
+    size); ``TypeError`` naming ``opname`` otherwise.
+
+    Examples
+    --------
+    >>> from oxmera._core.autograd import shape_arg
+    >>> shape_arg((2, 3), "reshape"), shape_arg(([2, 3],), "reshape")
+    ((2, 3), (2, 3))
+    """
+    seq = shape
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        seq = shape[0]
+    if type(seq) is tuple and _all_exact_ints(<tuple>seq):
+        return seq                      # the common call: nothing to convert
+    try:
+        return tuple([operator.index(s) for s in seq])
+    except TypeError:
+        raise TypeError(f"{opname}(): shape must be ints, got {seq!r}") from None
+
+
+def expanded_shape(object array not None, tuple sizes not None, str opname not None):
+    """The shape ``expand(array, *sizes)`` gives (-1 keeps a dimension), checked by
+    PyTorch's rules: ``OpError`` naming ``opname`` for sizes that are no broadcast of
+    ``array``'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core.autograd import expanded_shape
+    >>> expanded_shape(np.zeros((1, 3)), (2, -1), "expand")
+    (2, 3)
+    """
+    cdef Py_ssize_t i, lead, ndim, n
+    cdef cnp.npy_intp* dims
+    cdef cnp.npy_intp have
+    sizes = shape_arg(sizes, opname)
+    if not cnp.PyArray_Check(array):
+        array = _np_asarray(array)
+    ndim = cnp.PyArray_NDIM(<cnp.ndarray>array)
+    dims = cnp.PyArray_DIMS(<cnp.ndarray>array)
+    n = len(<tuple>sizes)
+    lead = n - ndim
+    if lead < 0:
+        raise OpError(f"{opname}(): the number of sizes provided ({n}) must be greater "
+                      f"or equal to the number of dimensions in the tensor ({ndim}). "
+                      f"Target sizes: {sizes}. Tensor sizes: {array.shape}")
+    out = None
+    for i in range(n):
+        s = (<tuple>sizes)[i]
+        if s == -1:
+            if i < lead:
+                raise OpError(f"{opname}(): -1 is not allowed in a leading, non-existing "
+                              f"dimension {i}. Target sizes: {sizes}. Tensor sizes: "
+                              f"{array.shape}")
+            if out is None:
+                out = list(sizes)
+            out[i] = <Py_ssize_t>dims[i - lead]
+        elif i >= lead:
+            have = dims[i - lead]
+            if have != s and have != 1:
+                raise OpError(f"{opname}(): the expanded size of the tensor ({s}) must match "
+                              f"the existing size ({have}) at non-singleton dimension {i}. "
+                              f"Target sizes: {sizes}. Tensor sizes: {array.shape}")
+    return sizes if out is None else tuple(out)
+
+
+def reshape_shape(object array not None, tuple shape not None, str opname not None):
+    """The shape ``reshape(array, *shape)`` asks for, parsed as :func:`shape_arg` does
+    and checked by PyTorch's rules (one -1 at most, inferred from the size; no other
+    negative size; as many elements as ``array``): ``OpError`` naming ``opname``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core.autograd import reshape_shape
+    >>> reshape_shape(np.zeros(6), (2, -1), "reshape")
+    (2, -1)
+    """
+    cdef Py_ssize_t i, free = 0
+    shape = shape_arg(shape, opname)
+    if not cnp.PyArray_Check(array):
+        array = _np_asarray(array)
+    size = cnp.PyArray_SIZE(<cnp.ndarray>array)
+    known = 1                           # a Python int: a product of sizes cannot overflow
+    for i in range(len(<tuple>shape)):
+        s = (<tuple>shape)[i]
+        if s == -1:
+            free += 1
+        elif s < 0:
+            raise OpError(f"{opname}(): invalid shape dimension {s} in {shape}")
+        else:
+            known *= s
+    if free > 1:
+        raise OpError(f"{opname}(): only one dimension can be inferred, got shape {shape}")
+    if (free and (known == 0 or size % known)) or (not free and known != size):
+        raise OpError(f"{opname}(): shape {shape} is invalid for input of shape "
+                      f"{array.shape} ({size} elements)")
+    return shape
+
+
+cdef extern from *:
+    """
+    /* A read-only view of ``a`` broadcast to ``shape`` (a tuple of ints the
+       caller checked to be a broadcast of a's shape): stride 0 on the new
+       leading dims and on the size-1 dims that grow. NumPy points it at the
+       array owning the memory, as every view. */
+    static PyObject* oxmera_broadcast_view(PyArrayObject* a, PyObject* shape) {
+        npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
+        Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+        int and_ = PyArray_NDIM(a);
+        Py_ssize_t lead = nd - and_;
+        if (nd > NPY_MAXDIMS || lead < 0) {
+            PyErr_Format(PyExc_ValueError, "broadcast_view: cannot broadcast %d dims to %zd",
+                         and_, nd);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < nd; i++) {
+            dims[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+            if (dims[i] == -1 && PyErr_Occurred()) return NULL;
+            if (dims[i] < 0) {
+                PyErr_SetString(PyExc_ValueError, "broadcast_view: negative size");
+                return NULL;
+            }
+            if (i < lead) {
+                strides[i] = 0;
+            } else {
+                npy_intp have = PyArray_DIMS(a)[i - lead];
+                if (have != dims[i] && have != 1) {
+                    PyErr_Format(PyExc_ValueError, "broadcast_view: size %zd cannot grow to %zd",
+                                 (Py_ssize_t)have, (Py_ssize_t)dims[i]);
+                    return NULL;
+                }
+                strides[i] = (have == 1 && dims[i] != 1) ? 0 : PyArray_STRIDES(a)[i - lead];
+            }
+        }
+        PyArray_Descr* descr = PyArray_DESCR(a);
+        Py_INCREF(descr);                   /* stolen by PyArray_NewFromDescr */
+        PyObject* out = PyArray_NewFromDescr(&PyArray_Type, descr, (int)nd, dims, strides,
+                                             PyArray_DATA(a), 0 /* read-only */, NULL);
+        if (out == NULL) return NULL;
+        Py_INCREF(a);                       /* stolen by PyArray_SetBaseObject */
+        if (PyArray_SetBaseObject((PyArrayObject*)out, (PyObject*)a) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        return out;
+    }
+    """
+    object oxmera_broadcast_view(cnp.ndarray a, tuple shape)
+
+
+def broadcast_view(object array not None, tuple shape not None):
+    """``np.broadcast_to(array, shape)``: a read-only view, built in C.
+
+    ``np.broadcast_to`` spends about 2 us in Python-level argument handling;
+    this costs about 0.1 us. ``shape`` must be a broadcast target of
+    ``array``'s shape (callers check it with PyTorch's messages). Anything
+    else (a shape that is not one, or that NumPy cannot make: too many dims,
+    too many elements) is left to ``np.broadcast_to``, so the error is NumPy's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core.autograd import broadcast_view
+    >>> v = broadcast_view(np.arange(3.0), (2, 3))
+    >>> v.strides, v.flags.writeable
+    ((0, 8), False)
+    """
+    if not cnp.PyArray_Check(array):
+        array = _np_asarray(array)
+    try:
+        return oxmera_broadcast_view(<cnp.ndarray>array, shape)
+    except (ValueError, OverflowError):
+        return np.broadcast_to(array, shape)
+
+
 class _Name(str):
     """A node's name: a str, and callable like PyTorch's ``grad_fn.name()``."""
 
@@ -2845,12 +3058,25 @@ cdef Tensor _output_tensor(object o):
 cdef inline bint _is_view_of(object out, object source):
     # NumPy points every view at the array owning the memory; a forward may
     # also hand back its input array itself.
+    cdef PyObject* raw
     if out is source:
         return True
-    base = out.base
+    if cnp.PyArray_Check(out):
+        raw = <PyObject*>cnp.PyArray_BASE(<cnp.ndarray>out)   # ``out.base`` without a lookup
+        if raw == NULL:
+            return False
+        base = <object>raw
+    else:
+        base = out.base
     if type(base) is _DummyArray:       # a view made the way as_strided makes them
         base = base.base
-    return base is not None and (base is source or base is source.base)
+    if base is None:
+        return False
+    if base is source:
+        return True
+    if cnp.PyArray_Check(source):
+        return <PyObject*>cnp.PyArray_BASE(<cnp.ndarray>source) == <PyObject*>base
+    return base is source.base
 
 
 cdef int _share_counters(object first, tuple outputs, OpDef op, tuple args,

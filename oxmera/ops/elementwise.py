@@ -118,8 +118,13 @@ def mul(input, other):
 @mul.vjp
 def _(ctx, grad, input, other):
     needs = ctx.needs_input_grad
-    if grad.dtype.kind == "c":
-        # A complex result (a real one has real inputs: nothing to conjugate).
+    complex_result = grad.dtype.kind == "c"     # (a real result has real inputs: no conjugate)
+    if input is other and input is not None:
+        # A square (x * x): both gradients are the same product, computed
+        # once; the engine adds the two, as it adds any two uses of a tensor.
+        g = grad * (cj(input) if complex_result else input)
+        return g, g
+    if complex_result:
         return (grad * cj(other) if needs[0] else None,
                 grad * cj(input) if needs[1] else None)
     return (grad * other if needs[0] else None,

@@ -36,8 +36,17 @@ OpError = _core.OpError
 
 # -- shared helpers -----------------------------------------------------------------------
 
+# The dtypes a sum or mean accumulates in as they are (float16 widens, integers become
+# int64): for these a full reduction is np.add.reduce alone.
+_OWN_ACCUMULATION = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
+                                                    np.complex128))
+_add_reduce = np.add.reduce
+
+
 def _dims(dim, axis, ndim, opname):
     """The reduced dims as a sorted tuple; None and an empty tuple mean all dims."""
+    if type(dim) is int and axis is None and ndim:
+        return (normalize_dim(dim, ndim, opname),)     # the commonest: one dim
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None
     return normalize_dims(pick_dim(dim, axis, opname), ndim, opname)
@@ -118,6 +127,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     >>> x.sum(dim=0)
     tensor([4., 6.], dtype=float32)
     """
+    if dim is None and axis is None and dtype is None and not keepdim \
+            and input.dtype in _OWN_ACCUMULATION:
+        # The commonest call (loss.sum()): one NumPy call, no argument handling.
+        return _add_reduce(input, None)
     dims = _dims(dim, axis, input.ndim, "sum")
     if dtype is None:
         dtype = np.int64 if input.dtype.kind in "biu" else input.dtype
@@ -128,6 +141,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 @sum.vjp
 def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     shape = ctx.input_shape(0)
+    if dim is None and axis is None:
+        return grad.expand(shape)       # every dim reduced: grad (0-d, or 1s if kept) broadcasts
     dims = _dims(dim, axis, len(shape), "sum")
     return _unreduce(grad, shape, dims, keepdim).expand(shape)
 
@@ -145,6 +160,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     if dtype is None and input.dtype.kind not in "fc":
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be floating "
                            f"point, got {input.dtype}")
+    if dim is None and axis is None and dtype is None and not keepdim \
+            and input.dtype in _OWN_ACCUMULATION and input.size:
+        # The commonest call (loss.mean()), as below minus the argument handling
+        # (a non-empty mean divides without warnings: no np.errstate needed).
+        return _add_reduce(input, None) / input.size
     dims = _dims(dim, axis, input.ndim, "mean")
     # The sum over the count, as np.mean computes it (float16 summed in
     # float32), without np.mean's Python overhead; an empty mean is nan
@@ -152,13 +172,20 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     out_dtype = input.dtype if dtype is None else np.dtype(dtype)
     acc_dtype = np.float32 if out_dtype == np.float16 else out_dtype
     total = np.add.reduce(input, axis=dims, dtype=acc_dtype, keepdims=keepdim)
+    count = _count(input.shape, dims)
+    if count and out_dtype.kind in "fc":
+        # A floating total over a positive count: nothing NumPy could warn
+        # about, so no np.errstate (a microsecond, more than the rest).
+        return np.asarray(np.true_divide(total, count), dtype=out_dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(np.true_divide(total, _count(input.shape, dims)), dtype=out_dtype)
+        return np.asarray(np.true_divide(total, count), dtype=out_dtype)
 
 
 @mean.vjp
 def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     shape = ctx.input_shape(0)
+    if dim is None and axis is None and grad.dtype in _OWN_ACCUMULATION:
+        return (grad / math.prod(shape)).expand(shape)     # as below, every dim reduced
     dims = _dims(dim, axis, len(shape), "mean")
     count = _count(shape, dims)
     # Divided in float32 for float16: a count past 65504 is inf in float16.
@@ -950,11 +977,15 @@ def sum_to(input, shape):
     lead = input.ndim - len(shape)
     if lead < 0:
         return input
-    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
-                                      if s == 1 and input.shape[i + lead] != 1)
+    have = input.shape
+    inner = tuple([i + lead for i, s in enumerate(shape) if s == 1 and have[i + lead] != 1])
     # float16 gradients summed in float32: a bias's gradient over many rows
     # would stop growing (or overflow) in float16.
-    out = _reduce_wide(np.add, input, dims, input.dtype, True) if dims else input
+    if not inner:
+        # Only leading dims (a bias's gradient): summed away, no reshape.
+        return _reduce_wide(np.add, input, tuple(range(lead)), input.dtype, False) if lead \
+            else input
+    out = _reduce_wide(np.add, input, tuple(range(lead)) + inner, input.dtype, True)
     return out.reshape(out.shape[lead:]) if lead else out
 
 

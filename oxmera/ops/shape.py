@@ -37,7 +37,7 @@ Tensor = _core.Tensor
 
 def _distinct_dims(dims, ndim, opname):
     """``dims`` normalized into ``range(ndim)``, in the given order; a repeat is an error."""
-    norm = tuple(normalize_dim(d, ndim, opname) for d in dims)
+    norm = _core.normalize_each_dim(dims, ndim, opname)
     if len(set(norm)) != len(norm):
         repeated = next(d for d in norm if norm.count(d) > 1)
         raise OpError(f"{opname}(): dim {repeated} appears multiple times in the list of dims "
@@ -50,33 +50,9 @@ def _shape_of(input):
     return input.shape if isinstance(input, Tensor) else np.shape(input)
 
 
-def _shape_arg(shape, opname):
-    # reshape(2, 3) and reshape((2, 3)) mean the same, as in PyTorch.
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    try:
-        # operator.index, not int(): 2.5 or "2" is a mistake, not a size.
-        return tuple(operator.index(s) for s in shape)
-    except TypeError:
-        raise TypeError(f"{opname}(): shape must be ints, got {shape!r}") from None
-
-
-def _check_reshape(input, shape, opname):
-    size = input.size
-    known = 1
-    free = 0
-    for s in shape:
-        if s == -1:
-            free += 1
-        elif s < 0:
-            raise OpError(f"{opname}(): invalid shape dimension {s} in {shape}")
-        else:
-            known *= s
-    if free > 1:
-        raise OpError(f"{opname}(): only one dimension can be inferred, got shape {shape}")
-    if (free and (known == 0 or size % known)) or (not free and known != size):
-        raise OpError(f"{opname}(): shape {shape} is invalid for input of shape "
-                      f"{input.shape} ({size} elements)")
+# reshape(2, 3) and reshape((2, 3)) mean the same, as in PyTorch (parsed in C:
+# the shape ops run inside many VJPs).
+_shape_arg = _core.shape_arg
 
 
 @op(save=(), view=True, method=True)
@@ -90,9 +66,7 @@ def reshape(input, *shape):
     tensor([[0, 1, 2],
             [3, 4, 5]], dtype=int64)
     """
-    shape = _shape_arg(shape, "reshape")
-    _check_reshape(input, shape, "reshape")
-    return np.reshape(input, shape)
+    return input.reshape(_core.reshape_shape(input, shape, "reshape"))
 
 
 @reshape.vjp
@@ -111,10 +85,9 @@ def view(input, *shape):
     >>> oxmera.zeros(2, 3).view(-1).shape
     oxmera.Size([6])
     """
-    shape = _shape_arg(shape, "view")
-    _check_reshape(input, shape, "view")
+    shape = _core.reshape_shape(input, shape, "view")
     try:
-        return np.reshape(input, shape, copy=False)
+        return input.reshape(shape, copy=False)
     except ValueError:
         raise OpError(f"view(): view size is not compatible with input tensor's size and "
                       f"stride (shape {input.shape}, strides {input.strides}); "
@@ -142,7 +115,7 @@ def transpose(input, dim0, dim1):
         # A 0-d tensor accepts dims 0 and -1 (as PyTorch does); NumPy's
         # swapaxes has no axis to swap.
         return input[...]
-    return np.swapaxes(input, d0, d1)
+    return input.swapaxes(d0, d1)       # the method: np.swapaxes adds a Python layer
 
 
 @transpose.vjp
@@ -173,7 +146,7 @@ def permute(input, *dims):
     oxmera.Size([4, 2, 3])
     """
     dims = _permutation(dims, input.ndim)
-    return np.transpose(input, dims)
+    return input.transpose(dims)
 
 
 def _permutation(dims, ndim):
@@ -182,7 +155,7 @@ def _permutation(dims, ndim):
     if len(dims) != ndim:
         raise OpError(f"permute(): number of dims {len(dims)} doesn't match the input's "
                       f"{ndim} dimensions")
-    norm = tuple(normalize_dim(d, ndim, "permute") for d in dims)
+    norm = _core.normalize_each_dim(dims, ndim, "permute")
     if len(set(norm)) != ndim:
         raise OpError(f"permute(): repeated dim in {tuple(dims)}")
     return norm
@@ -191,7 +164,10 @@ def _permutation(dims, ndim):
 @permute.vjp
 def _(ctx, grad, input, *dims):
     forward = _permutation(dims, len(ctx.input_shape(0)))
-    return grad.permute(tuple(int(i) for i in np.argsort(forward)))
+    inverse = [0] * len(forward)
+    for i, d in enumerate(forward):
+        inverse[d] = i                  # np.argsort's answer, without its microsecond
+    return grad.permute(tuple(inverse))
 
 
 @op(save=(), view=True, method=True)
@@ -205,14 +181,15 @@ def squeeze(input, dim=None):
     oxmera.Size([3])
     """
     if dim is None:
-        # np.squeeze returns the array itself when there is nothing to
+        # squeeze() returns the array itself when there is nothing to
         # squeeze; a view instead keeps the output a view of the input
         # (sharing its version counter), as it is in every other case.
-        return np.squeeze(input[...])
+        return input[...].squeeze()
     dims = _distinct_dims(dim if isinstance(dim, (tuple, list)) else (dim,), input.ndim,
                           "squeeze")
-    dims = tuple(d for d in dims if input.ndim and input.shape[d] == 1)
-    return np.squeeze(input, axis=dims) if dims else input[...]
+    shape = input.shape
+    dims = tuple([d for d in dims if shape[d] == 1]) if shape else ()
+    return input.squeeze(axis=dims) if dims else input[...]
 
 
 @squeeze.vjp
@@ -231,7 +208,8 @@ def unsqueeze(input, dim):
     oxmera.Size([1, 3])
     """
     d = normalize_dim(dim, input.ndim + 1, "unsqueeze")
-    return np.expand_dims(input, d)
+    shape = input.shape
+    return input.reshape(shape[:d] + (1,) + shape[d:])     # np.expand_dims's view, in C
 
 
 @unsqueeze.vjp
@@ -239,28 +217,8 @@ def _(ctx, grad, input, dim):
     return grad.reshape(ctx.input_shape(0))
 
 
-def _expanded_shape(input, sizes, opname):
-    sizes = _shape_arg(sizes, opname)
-    lead = len(sizes) - input.ndim
-    if lead < 0:
-        raise OpError(f"{opname}(): the number of sizes provided ({len(sizes)}) must be greater "
-                      f"or equal to the number of dimensions in the tensor ({input.ndim}). "
-                      f"Target sizes: {sizes}. Tensor sizes: {input.shape}")
-    out = []
-    for i, s in enumerate(sizes):
-        have = input.shape[i - lead] if i >= lead else None
-        if s == -1:
-            if have is None:
-                raise OpError(f"{opname}(): -1 is not allowed in a leading, non-existing "
-                              f"dimension {i}. Target sizes: {sizes}. Tensor sizes: "
-                              f"{input.shape}")
-            s = have
-        elif have is not None and have != s and have != 1:
-            raise OpError(f"{opname}(): the expanded size of the tensor ({s}) must match the "
-                          f"existing size ({have}) at non-singleton dimension {i}. Target "
-                          f"sizes: {sizes}. Tensor sizes: {input.shape}")
-        out.append(s)
-    return tuple(out)
+# expand's target shape by PyTorch's rules and messages (in C, as _shape_arg).
+_expanded_shape = _core.expanded_shape
 
 
 @op(save=(), view=True, method=True)
@@ -883,13 +841,17 @@ def _(ctx, grad, input, diagonal=0):
 
 
 def _T(self):
-    return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+    return permute(self, _REVERSED[self.ndim] if self.ndim < 8 else
+                   tuple(range(self.ndim - 1, -1, -1)))
+
+
+_REVERSED = [tuple(range(n - 1, -1, -1)) for n in range(8)]     # T's permutations
 
 
 def _mT(self):
     if self.ndim < 2:
         raise OpError(f"mT: tensor of shape {self.shape} has fewer than 2 dimensions")
-    return self.transpose(-2, -1)
+    return transpose(self, -2, -1)      # the op itself: Tensor.transpose also parses NumPy's forms
 
 
 _T.__doc__ = "The tensor with its dimensions reversed (a transpose for 2-D)."

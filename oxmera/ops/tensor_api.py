@@ -30,6 +30,9 @@ __all__ = ["is_tensor", "is_floating_point", "is_complex", "is_nonzero", "numel"
 
 Tensor = _core.Tensor
 OpError = _core.OpError
+_apply_op = _core.apply_op
+_VIEW_OP = _shape.view.op
+_TRANSPOSE_OP = _shape.transpose.op
 
 
 def _check_tensor(input, opname):
@@ -607,7 +610,10 @@ def _view_method(self, *shape, dtype=None):
     >>> oxmera.tensor([1.0]).view(oxmera.int32)
     tensor([1065353216], dtype=int32)
     """
-    if dtype is None and len(shape) == 1:
+    if dtype is None:
+        if len(shape) != 1 or type(shape[0]) is int or type(shape[0]) is tuple:
+            # A shape, as nearly every call gives it: straight to the op.
+            return _apply_op(_VIEW_OP, (self,) + shape, None)
         dtype = _as_dtype(shape[0])
         if dtype is not None:
             shape = ()
@@ -641,7 +647,7 @@ def _transpose_method(self, *dims, dim0=None, dim1=None):
             raise TypeError("transpose(): pass dim0 and dim1, or the axes, not a mix")
         return _shape.transpose(self, dim0, dim1)
     if len(dims) == 2:
-        return _shape.transpose(self, *dims)
+        return _apply_op(_TRANSPOSE_OP, (self,) + dims, None)     # PyTorch's form, the commonest
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if not dims:
