@@ -174,6 +174,43 @@ add_torch_cases(
 )
 
 
+
+def _nll_pick(reduction, classes, class_dim=1):
+    # torch's nll_loss (no weight, nothing ignored) against the fused op
+    def fn(lib, x):
+        target = lib.tensor(np.array(classes, dtype=np.int64))
+        if lib.__name__ == "torch":
+            return F(lib).nll_loss(x, target, reduction=reduction)
+        return _NLL(x, target, class_dim, reduction)
+    return fn
+
+
+def _nll_backward(classes, shape, class_dim=1):
+    # aten.nll_loss_backward with reduction 'none' (0) is the op's formula
+    def fn(lib, g):
+        target = lib.tensor(np.array(classes, dtype=np.int64))
+        if lib.__name__ == "torch":
+            return lib.ops.aten.nll_loss_backward(g, lib.zeros(shape, dtype=g.dtype), target,
+                                                  None, 0, -100, lib.tensor(1.0, dtype=g.dtype))
+        return _NLL_BACKWARD(g, target, class_dim, shape)
+    return fn
+
+
+add_torch_cases(
+    "nll_class_indices",
+    ("mean", _nll_pick("mean", [2, 0, 3]), (Leaf((3, 4)),)),
+    ("sum", _nll_pick("sum", [1, 1]), (Leaf((2, 3)),)),
+    ("none", _nll_pick("none", [0, 2, 1]), (Leaf((3, 3)),)),
+    ("unbatched", _nll_pick("mean", 3, 0), (Leaf((4,)),)),
+    ("spatial", _nll_pick("mean", [[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
+)
+add_torch_cases(
+    "nll_class_indices_backward",
+    # (aten's backward is 1-d/2-d only: the spatial forward case above compares
+    # the spatial gradient, which this op computes)
+    ("2d", _nll_backward([2, 0, 3], (3, 4)), (Leaf((3,)),), {"grad": False}),
+)
+
 # -- PyTorch comparisons: the composed functions -------------------------------------------
 
 _TARGET_3 = np.array([1, 0, 4])
