@@ -4783,8 +4783,36 @@ cdef int _task_add(_Task task, Py_ssize_t nr, Tensor g, bint create_graph) excep
         slots = <list>task.grad
         slots[nr] = _accumulate(slots[nr], g, create_graph)
     else:
-        task.grad = _accumulate(task.grad, g, create_graph)
+        old = task.grad
+        if old is not None and not create_graph and _add_into_owned(<Tensor>old, g):
+            return 0
+        task.grad = _accumulate(old, g, create_graph)
     return 0
+
+
+# In-place accumulation: a pending gradient that only this task holds (the
+# engine made it: a VJP's fresh result or an earlier sum) takes the next
+# one as ``old += g``, with no new array. Counted here: the task's reference
+# and the caller's local ``old``; for the array, the Tensor's and this
+# function's local. A gradient a hook, a user or another task can see has
+# more references; a broadcast or locked one is not writeable.
+cdef Py_ssize_t _PENDING_REFS = 2
+cdef Py_ssize_t _PENDING_ARRAY_REFS = 2
+
+
+cdef bint _add_into_owned(Tensor old, Tensor g) except -1:
+    if type(old) is not Tensor or Py_REFCNT(old) != _PENDING_REFS or old._meta is not None:
+        return False
+    arr = old._data
+    other = g._data
+    if (type(arr) is not ndarray or type(other) is not ndarray
+            or Py_REFCNT(arr) != _PENDING_ARRAY_REFS
+            or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
+            or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
+            or not _same_layout(<cnp.ndarray>arr, <cnp.ndarray>other)):
+        return False
+    _np_add(arr, other, out=arr)
+    return True
 
 
 cdef object _node_output_grads(GradFn node, object grads, int state, dict node_targets,
