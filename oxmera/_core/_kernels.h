@@ -268,10 +268,8 @@ static void oxmera_erfc_float64(const double *x, double *out, ptrdiff_t n)
 
 /* ---- softmax and log_softmax over contiguous rows (float32) ----------------
  *
- * The row maxima come from the caller (NumPy's maximum.reduce: its SIMD
- * loop; GCC vectorizes no float max reduction without -ffinite-math-only).
- * Each row (n > 0 contiguous floats) is then read twice while it stays in
- * cache: exp(x - max) and the row sum, then the output. exp is evaluated in
+ * Each row (n > 0 contiguous floats) is read three times while it stays in
+ * cache: its maximum, exp(x - max) and the row sum, then the output. exp is evaluated in
  * double (branch-free, so the loop vectorizes) and rounded once to float32:
  * within one ulp of the correctly rounded exp. x - max is exact in double.
  * Sums are in double.
@@ -279,6 +277,27 @@ static void oxmera_erfc_float64(const double *x, double *out, ptrdiff_t n)
  * Special values follow NumPy's formula: a row holding nan, +inf, or only
  * -inf gives nan everywhere (its sum is nan); -inf elsewhere gives
  * exponential 0 (log_softmax -inf). */
+
+/* The maximum of n > 0 floats, as the largest of their bit patterns mapped to
+ * integers of the same order (GCC vectorizes integer max reductions, but no
+ * float one without -ffinite-math-only; NumPy's maximum.reduce along short
+ * rows, 64 for attention, runs a loop call per row: 30 times slower). A nan
+ * with the sign bit clear is the maximum, one with it set is skipped: either
+ * way the row comes out nan, from that element's own exponential. */
+static inline float oxmera_max_float32(const float *x, ptrdiff_t n)
+{
+    int32_t m = INT32_MIN;
+    for (ptrdiff_t j = 0; j < n; j++) {
+        int32_t i;
+        memcpy(&i, x + j, sizeof i);
+        i ^= (i >> 31) & 0x7FFFFFFF;        /* negative floats: reversed magnitude order */
+        m = i > m ? i : m;
+    }
+    m ^= (m >> 31) & 0x7FFFFFFF;
+    float value;
+    memcpy(&value, &m, sizeof value);
+    return value;
+}
 
 /* exp(y) for y <= 0 or nan, to be rounded to float32: below -104 (-inf too)
  * it is under half the smallest float32 subnormal, so 0. Cody-Waite reduction
@@ -364,18 +383,17 @@ static inline double oxmera_dot_float32(const float *a, const float *b, ptrdiff_
     return total;
 }
 
-/* log_softmax over `rows` rows of n > 0 floats, given their maxima: out = x - max - log(sum),
+/* log_softmax over `rows` rows of n > 0 floats: out = x - max - log(sum),
  * with the exponentials exp(x - max) and each row's sum kept for the VJP. */
 OXMERA_CLONES
-static void oxmera_log_softmax_float32(const float *OXMERA_RESTRICT x,
-                                       const float *OXMERA_RESTRICT maxima,
-                                       float *OXMERA_RESTRICT out, float *OXMERA_RESTRICT exps,
-                                       float *OXMERA_RESTRICT sums, ptrdiff_t rows, ptrdiff_t n)
+static void oxmera_log_softmax_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RESTRICT out,
+                                       float *OXMERA_RESTRICT exps, float *OXMERA_RESTRICT sums,
+                                       ptrdiff_t rows, ptrdiff_t n)
 {
     for (ptrdiff_t r = 0; r < rows; r++) {
         const float *row = x + r * n;
         float *o = out + r * n;
-        double m = (double)maxima[r];
+        double m = (double)oxmera_max_float32(row, n);
         double s = oxmera_exp_sum_float32(row, m, exps + r * n, NULL, n);
         /* (x - m) is exact; subtracting log(s) from it, not m + log(s) from x,
          * keeps outputs near 0 (the row's maximum) relatively accurate. */
@@ -386,17 +404,16 @@ static void oxmera_log_softmax_float32(const float *OXMERA_RESTRICT x,
     }
 }
 
-/* softmax over `rows` rows of n > 0 floats, given their maxima; wide is scratch for n doubles
+/* softmax over `rows` rows of n > 0 floats; wide is scratch for n doubles
  * (the exponentials, so each output is rounded to float32 once). */
 OXMERA_CLONES
-static void oxmera_softmax_float32(const float *OXMERA_RESTRICT x,
-                                   const float *OXMERA_RESTRICT maxima, float *OXMERA_RESTRICT out,
+static void oxmera_softmax_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RESTRICT out,
                                    double *OXMERA_RESTRICT wide, ptrdiff_t rows, ptrdiff_t n)
 {
     for (ptrdiff_t r = 0; r < rows; r++) {
         const float *row = x + r * n;
         float *o = out + r * n;
-        double m = (double)maxima[r];
+        double m = (double)oxmera_max_float32(row, n);
         double inverse = 1.0 / oxmera_exp_sum_float32(row, m, NULL, wide, n);
         for (ptrdiff_t j = 0; j < n; j++)
             o[j] = (float)(wide[j] * inverse);

@@ -184,10 +184,10 @@ def layer_norm_backward(grad, x, weight, mean, rstd, Py_ssize_t n):
 # layouts and dtypes keep the NumPy formulas.
 
 cdef extern from "_kernels.h" nogil:
-    void oxmera_log_softmax_float32(const float *x, const float *maxima, float *out,
-                                    float *exps, float *sums, Py_ssize_t rows, Py_ssize_t n)
-    void oxmera_softmax_float32(const float *x, const float *maxima, float *out, double *wide,
-                                Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_log_softmax_float32(const float *x, float *out, float *exps, float *sums,
+                                    Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_softmax_float32(const float *x, float *out, double *wide, Py_ssize_t rows,
+                                Py_ssize_t n)
     void oxmera_log_softmax_backward_float32(const float *grad, int grad_row,
                                              const float *exps, const float *sums,
                                              float *out, Py_ssize_t rows, Py_ssize_t n)
@@ -204,12 +204,6 @@ def _softmax_rows_input(x, str opname):
     return x
 
 
-def _row_maxima(x):
-    """The maxima of x's rows, C-contiguous (NumPy's SIMD max; a nan may be skipped or
-    kept: its own exponential is nan either way)."""
-    return np.ascontiguousarray(np.maximum.reduce(x, axis=x.ndim - 1))
-
-
 def log_softmax_rows(x):
     """log_softmax of a C-contiguous float32 array along its last dim:
     ``(output, exps, sums)``, ``exps`` the exponentials of x minus its row
@@ -220,10 +214,10 @@ def log_softmax_rows(x):
     out = np.empty(x.shape, np.float32)
     exps = np.empty(x.shape, np.float32)
     sums = np.empty(x.shape[:x.ndim - 1] + (1,), np.float32)
-    cdef const float[::1] xv = x.reshape(-1), mv = _row_maxima(x).reshape(-1)
+    cdef const float[::1] xv = x.reshape(-1)
     cdef float[::1] ov = out.reshape(-1), ev = exps.reshape(-1), sv = sums.reshape(-1)
     with nogil:
-        oxmera_log_softmax_float32(&xv[0], &mv[0], &ov[0], &ev[0], &sv[0], rows, n)
+        oxmera_log_softmax_float32(&xv[0], &ov[0], &ev[0], &sv[0], rows, n)
     return out, exps, sums
 
 
@@ -234,10 +228,10 @@ def softmax_rows(x):
     cdef Py_ssize_t rows = x.size // n
     out = np.empty(x.shape, np.float32)
     cdef double[::1] wide = np.empty(n)
-    cdef const float[::1] xv = x.reshape(-1), mv = _row_maxima(x).reshape(-1)
+    cdef const float[::1] xv = x.reshape(-1)
     cdef float[::1] ov = out.reshape(-1)
     with nogil:
-        oxmera_softmax_float32(&xv[0], &mv[0], &ov[0], &wide[0], rows, n)
+        oxmera_softmax_float32(&xv[0], &ov[0], &wide[0], rows, n)
     return out
 
 

@@ -60,6 +60,8 @@ def test_special_values_follow_the_formula():
     inf, nan = np.inf, np.nan
     x = np.array([[0, -inf, 1, 2],           # masked entries: exponential 0
                   [nan, 0, 1, 2],            # nan anywhere: all nan
+                  [0, 1, -nan, 2],           # (either sign: the maximum may skip it)
+                  [-0.0, -0.0, -1, -inf],
                   [inf, 0, 1, 2],            # +inf: all nan (inf - inf)
                   [-inf, -inf, -inf, -inf],  # a fully masked row: all nan
                   [1e4, 0, -1e4, 3e38]], np.float32)
