@@ -266,4 +266,221 @@ static void oxmera_erfc_float64(const double *x, double *out, ptrdiff_t n)
         out[i] = erfc(x[i]);
 }
 
+/* ---- softmax and log_softmax over contiguous rows (float32) ----------------
+ *
+ * Each row (n > 0 contiguous floats) is read three times while it stays in
+ * cache: its maximum, exp(x - max) and the row sum, then the output. exp is evaluated in
+ * double (branch-free, so the loop vectorizes) and rounded once to float32:
+ * within one ulp of the correctly rounded exp. x - max is exact in double.
+ * Sums are in double.
+ *
+ * Special values follow NumPy's formula: a row holding nan, +inf, or only
+ * -inf gives nan everywhere (its sum is nan); -inf elsewhere gives
+ * exponential 0 (log_softmax -inf). */
+
+/* The maximum of n > 0 floats, as the largest of their bit patterns mapped to
+ * integers of the same order (GCC vectorizes integer max reductions, but no
+ * float one without -ffinite-math-only; NumPy's maximum.reduce along short
+ * rows, 64 for attention, runs a loop call per row: 30 times slower). A nan
+ * with the sign bit clear is the maximum, one with it set is skipped: either
+ * way the row comes out nan, from that element's own exponential. */
+static inline float oxmera_max_float32(const float *x, ptrdiff_t n)
+{
+    int32_t m = INT32_MIN;
+    for (ptrdiff_t j = 0; j < n; j++) {
+        int32_t i;
+        memcpy(&i, x + j, sizeof i);
+        i ^= (i >> 31) & 0x7FFFFFFF;        /* negative floats: reversed magnitude order */
+        m = i > m ? i : m;
+    }
+    m ^= (m >> 31) & 0x7FFFFFFF;
+    float value;
+    memcpy(&value, &m, sizeof value);
+    return value;
+}
+
+/* exp(y) for y <= 0 or nan, to be rounded to float32: below -104 (-inf too)
+ * it is under half the smallest float32 subnormal, so 0. Cody-Waite reduction
+ * to |r| <= ln(2) / 2 and a degree-7 Taylor polynomial: relative error below
+ * 5.3e-9 (r^8 / 8!), a tenth of a float32 ulp, so the float32 result is
+ * within one ulp of exp rounded (the degree-9 oxmera_exp_in_range, for
+ * erf's double intermediate, costs a fifth more). */
+static inline double oxmera_exp_nonpositive(double y)
+{
+    double c = y < -104.0 ? -104.0 : y;
+    const double shift = 6755399441055744.0;            /* 1.5 * 2^52 */
+    double kd = c * 1.4426950408889634 + shift;          /* round(c / ln 2) */
+    double k = kd - shift;
+    double r = c - k * 0.6931471805599453;               /* |k| <= 150: ln 2 in one part */
+    double p = 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    uint64_t bits, shift_bits;
+    memcpy(&bits, &kd, sizeof bits);
+    memcpy(&shift_bits, &shift, sizeof shift_bits);
+    bits = (bits - shift_bits + 1023) << 52;             /* 2^k */
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return y < -104.0 ? 0.0 : p * scale;
+}
+
+/* The sum of the row's exp(x - m), each also written to e (float32) or, when
+ * e is NULL, to wide (double). Sixteen running sums, so the loop vectorizes
+ * across them without reassociation flags. */
+#define OXMERA_EXP_SUM_LOOP(STORE)                                             \
+    for (; j + 16 <= n; j += 16)                                               \
+        for (int k = 0; k < 16; k++) {                                         \
+            double v = oxmera_exp_nonpositive((double)x[j + k] - m);           \
+            STORE(j + k, v);                                                   \
+            acc[k] += v;                                                       \
+        }
+#define OXMERA_STORE_FLOAT(i, v) (e[i] = (float)(v))
+#define OXMERA_STORE_DOUBLE(i, v) (wide[i] = (v))
+static inline double oxmera_exp_sum_float32(const float *OXMERA_RESTRICT x, double m,
+                                            float *OXMERA_RESTRICT e,
+                                            double *OXMERA_RESTRICT wide, ptrdiff_t n)
+{
+    double acc[16] = {0};
+    ptrdiff_t j = 0;
+    if (e) {
+        OXMERA_EXP_SUM_LOOP(OXMERA_STORE_FLOAT)
+    } else {
+        OXMERA_EXP_SUM_LOOP(OXMERA_STORE_DOUBLE)
+    }
+    double total = 0.0;
+    for (int k = 0; k < 16; k++)
+        total += acc[k];
+    for (; j < n; j++) {
+        double v = oxmera_exp_nonpositive((double)x[j] - m);
+        if (e)
+            e[j] = (float)v;
+        else
+            wide[j] = v;
+        total += v;
+    }
+    return total;
+}
+#undef OXMERA_EXP_SUM_LOOP
+#undef OXMERA_STORE_FLOAT
+#undef OXMERA_STORE_DOUBLE
+
+/* The sum of the products of two float32 rows, in double. */
+static inline double oxmera_dot_float32(const float *a, const float *b, ptrdiff_t n)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++)
+            acc[k] += (double)a[j + k] * (double)b[j + k];
+    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; j < n; j++)
+        total += (double)a[j] * (double)b[j];
+    return total;
+}
+
+/* log_softmax over `rows` rows of n > 0 floats: out = x - max - log(sum),
+ * with the exponentials exp(x - max) and each row's sum kept for the VJP. */
+OXMERA_CLONES
+static void oxmera_log_softmax_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RESTRICT out,
+                                       float *OXMERA_RESTRICT exps, float *OXMERA_RESTRICT sums,
+                                       ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const float *row = x + r * n;
+        float *o = out + r * n;
+        double m = (double)oxmera_max_float32(row, n);
+        double s = oxmera_exp_sum_float32(row, m, exps + r * n, NULL, n);
+        /* (x - m) is exact; subtracting log(s) from it, not m + log(s) from x,
+         * keeps outputs near 0 (the row's maximum) relatively accurate. */
+        double log_sum = log(s);
+        for (ptrdiff_t j = 0; j < n; j++)
+            o[j] = (float)(((double)row[j] - m) - log_sum);
+        sums[r] = (float)s;
+    }
+}
+
+/* softmax over `rows` rows of n > 0 floats; wide is scratch for n doubles
+ * (the exponentials, so each output is rounded to float32 once). */
+OXMERA_CLONES
+static void oxmera_softmax_float32(const float *OXMERA_RESTRICT x, float *OXMERA_RESTRICT out,
+                                   double *OXMERA_RESTRICT wide, ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const float *row = x + r * n;
+        float *o = out + r * n;
+        double m = (double)oxmera_max_float32(row, n);
+        double inverse = 1.0 / oxmera_exp_sum_float32(row, m, NULL, wide, n);
+        for (ptrdiff_t j = 0; j < n; j++)
+            o[j] = (float)(wide[j] * inverse);
+    }
+}
+
+/* The VJPs, per row. The gradient is either rows of n floats (grad_row = 1)
+ * or one value a row (grad_row = 0: broadcast along the row, as the seed of
+ * mean or sum), read without being expanded. */
+
+/* log_softmax's VJP from the kept exponentials e and row sums:
+ * out = g - e * (sum(g) / sum). out may be e itself (written in place). */
+OXMERA_CLONES
+static void oxmera_log_softmax_backward_float32(const float *OXMERA_RESTRICT grad, int grad_row,
+                                                const float *exps,
+                                                const float *OXMERA_RESTRICT sums, float *out,
+                                                ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const float *g = grad_row ? grad + r * n : grad + r;
+        double total = grad_row ? oxmera_sum_float32(g, n) : (double)g[0] * (double)n;
+        double c = total / (double)sums[r];
+        if (out == exps) {      /* one pointer: no aliasing check, the loop vectorizes */
+            float *eo = out + r * n;
+            if (grad_row)
+                for (ptrdiff_t j = 0; j < n; j++)
+                    eo[j] = (float)((double)g[j] - (double)eo[j] * c);
+            else
+                for (ptrdiff_t j = 0; j < n; j++)
+                    eo[j] = (float)((double)g[0] - (double)eo[j] * c);
+        } else {
+            const float *OXMERA_RESTRICT e = exps + r * n;
+            float *OXMERA_RESTRICT o = out + r * n;
+            if (grad_row)
+                for (ptrdiff_t j = 0; j < n; j++)
+                    o[j] = (float)((double)g[j] - (double)e[j] * c);
+            else
+                for (ptrdiff_t j = 0; j < n; j++)
+                    o[j] = (float)((double)g[0] - (double)e[j] * c);
+        }
+    }
+}
+
+/* softmax's VJP from its output y: out = y * (g - sum(g * y)). */
+OXMERA_CLONES
+static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, int grad_row,
+                                            const float *OXMERA_RESTRICT y,
+                                            float *OXMERA_RESTRICT out, ptrdiff_t rows,
+                                            ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const float *g = grad_row ? grad + r * n : grad + r;
+        const float *yr = y + r * n;
+        float *o = out + r * n;
+        if (grad_row) {
+            double t = oxmera_dot_float32(g, yr, n);
+            for (ptrdiff_t j = 0; j < n; j++)
+                o[j] = (float)((double)yr[j] * ((double)g[j] - t));
+        } else {
+            double g0 = (double)g[0];
+            double d = g0 - g0 * oxmera_sum_float32(yr, n);
+            for (ptrdiff_t j = 0; j < n; j++)
+                o[j] = (float)((double)yr[j] * d);
+        }
+    }
+}
+
+/* ---- end of softmax and log_softmax ---- */
+
 #endif

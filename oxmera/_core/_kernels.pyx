@@ -176,3 +176,114 @@ def layer_norm_backward(grad, x, weight, mean, rstd, Py_ssize_t n):
         oxmera_layer_norm_backward_float32(&gv[0], &xv[0], w, m, r, &giv[0], &gwv[0], &gbv[0],
                                            rows, n)
     return grad_input, grad_weight.astype(np.float32), grad_bias.astype(np.float32)
+
+
+# ---- softmax and log_softmax over contiguous rows (float32) -------------------------
+# The C is the block of the same name in _kernels.h. The callers (oxmera.ops.activation)
+# use these for C-contiguous float32 arrays along the last dim only; other
+# layouts and dtypes keep the NumPy formulas.
+
+cdef extern from "_kernels.h" nogil:
+    void oxmera_log_softmax_float32(const float *x, float *out, float *exps, float *sums,
+                                    Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_softmax_float32(const float *x, float *out, double *wide, Py_ssize_t rows,
+                                Py_ssize_t n)
+    void oxmera_log_softmax_backward_float32(const float *grad, int grad_row,
+                                             const float *exps, const float *sums,
+                                             float *out, Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_softmax_backward_float32(const float *grad, int grad_row, const float *y,
+                                         float *out, Py_ssize_t rows, Py_ssize_t n)
+
+
+def _softmax_rows_input(x, str opname):
+    """x checked: a C-contiguous float32 array of at least one dim and no zero size."""
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or not x.flags.c_contiguous:
+        raise TypeError(f"{opname} kernel: C-contiguous float32 arrays only")
+    if x.ndim == 0 or x.size == 0:
+        raise ValueError(f"{opname} kernel: rows of at least one element, got shape {x.shape}")
+    return x
+
+
+def log_softmax_rows(x):
+    """log_softmax of a C-contiguous float32 array along its last dim:
+    ``(output, exps, sums)``, ``exps`` the exponentials of x minus its row
+    maxima and ``sums`` their sums (shape ``x.shape[:-1] + (1,)``)."""
+    x = _softmax_rows_input(x, "log_softmax")
+    cdef Py_ssize_t n = x.shape[x.ndim - 1]
+    cdef Py_ssize_t rows = x.size // n
+    out = np.empty(x.shape, np.float32)
+    exps = np.empty(x.shape, np.float32)
+    sums = np.empty(x.shape[:x.ndim - 1] + (1,), np.float32)
+    cdef const float[::1] xv = x.reshape(-1)
+    cdef float[::1] ov = out.reshape(-1), ev = exps.reshape(-1), sv = sums.reshape(-1)
+    with nogil:
+        oxmera_log_softmax_float32(&xv[0], &ov[0], &ev[0], &sv[0], rows, n)
+    return out, exps, sums
+
+
+def softmax_rows(x):
+    """softmax of a C-contiguous float32 array along its last dim: a new array."""
+    x = _softmax_rows_input(x, "softmax")
+    cdef Py_ssize_t n = x.shape[x.ndim - 1]
+    cdef Py_ssize_t rows = x.size // n
+    out = np.empty(x.shape, np.float32)
+    cdef double[::1] wide = np.empty(n)
+    cdef const float[::1] xv = x.reshape(-1)
+    cdef float[::1] ov = out.reshape(-1)
+    with nogil:
+        oxmera_softmax_float32(&xv[0], &ov[0], &wide[0], rows, n)
+    return out
+
+
+def _grad_rows(grad, shape):
+    """``(array, by_row)``: grad (of ``shape`` after broadcasting) as C-contiguous float32
+    rows (by_row True) or, when it is broadcast along the last dim, one value a row."""
+    grad = np.broadcast_to(grad, shape)
+    if grad.dtype != np.float32:
+        raise TypeError(f"softmax kernels: float32 gradients only, got {grad.dtype}")
+    if grad.strides[grad.ndim - 1] == 0:
+        return np.ascontiguousarray(grad[..., 0]), False
+    return np.ascontiguousarray(grad), True
+
+
+def log_softmax_rows_backward(grad, exps, sums, out=None):
+    """log_softmax's VJP ``grad - exps * (grad.sum(-1) / sums)`` for float32 arrays
+    from ``log_softmax_rows``: a new array, or ``out`` (which may be ``exps``)."""
+    exps = _softmax_rows_input(exps, "log_softmax_backward")
+    sums = np.ascontiguousarray(sums, np.float32)
+    cdef Py_ssize_t n = exps.shape[exps.ndim - 1]
+    cdef Py_ssize_t rows = exps.size // n
+    if sums.size != rows:
+        raise ValueError(f"log_softmax_backward kernel: {sums.size} sums for {rows} rows")
+    g, by_row = _grad_rows(grad, exps.shape)
+    if out is None:
+        out = np.empty(exps.shape, np.float32)
+    elif (out.dtype != np.float32 or out.shape != exps.shape or not out.flags.c_contiguous
+          or not out.flags.writeable):
+        raise ValueError("log_softmax_backward kernel: out must be a writable C-contiguous "
+                         "float32 array of the exponentials' shape")
+    cdef const float[::1] gv = g.reshape(-1), sv = sums.reshape(-1)
+    cdef const float[::1] ev = exps.reshape(-1)
+    cdef float[::1] ov = out.reshape(-1)
+    cdef int grad_row = by_row
+    with nogil:
+        oxmera_log_softmax_backward_float32(&gv[0], grad_row, &ev[0], &sv[0], &ov[0], rows, n)
+    return out
+
+
+def softmax_rows_backward(grad, y):
+    """softmax's VJP ``y * (grad - (grad * y).sum(-1))`` for float32 arrays, ``y`` the
+    C-contiguous output of ``softmax_rows``: a new array."""
+    y = _softmax_rows_input(y, "softmax_backward")
+    cdef Py_ssize_t n = y.shape[y.ndim - 1]
+    cdef Py_ssize_t rows = y.size // n
+    g, by_row = _grad_rows(grad, y.shape)
+    out = np.empty(y.shape, np.float32)
+    cdef const float[::1] gv = g.reshape(-1), yv = y.reshape(-1)
+    cdef float[::1] ov = out.reshape(-1)
+    cdef int grad_row = by_row
+    with nogil:
+        oxmera_softmax_backward_float32(&gv[0], grad_row, &yv[0], &ov[0], rows, n)
+    return out
+
+# ---- end of softmax and log_softmax ----

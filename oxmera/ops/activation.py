@@ -68,6 +68,25 @@ def _shifted(input, d):
     return input - np.maximum.reduce(input, axis=d, keepdims=True)
 
 
+# float32 rows along the last dim (C-contiguous: every softmax of attention
+# scores or logits) go to compiled kernels (oxmera/_core/_kernels.h): each
+# row read and written while it stays in cache, exp evaluated in double and
+# rounded once, the VJPs in one pass over the row after its sum. NumPy's
+# formulas make a full-size temporary per step and multiply by row-broadcast
+# operands, about three times slower than by scalars. Other dtypes and layouts
+# keep the formulas.
+def _rows_kernel(array, d):
+    """Whether the row kernels take ``array`` along ``d``."""
+    return (array.dtype == np.float32 and d == array.ndim - 1 and array.size != 0
+            and array.flags.c_contiguous)
+
+
+def _rows_grad(grad, like):
+    """Whether ``grad`` is a float32 array of ``like``'s shape (any strides) for the kernels."""
+    return (isinstance(grad, np.ndarray) and grad.dtype == np.float32
+            and grad.shape == like.shape)
+
+
 @op(save=(), save_output=True, method=True, quiet=True)
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably.
@@ -90,7 +109,10 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
         return np.empty_like(input)
     if input.ndim == 0:
         return np.ones_like(input)
-    e = np.exp(_shifted(input.astype(wide, copy=False), d))
+    input_wide = input.astype(wide, copy=False)
+    if _rows_kernel(input_wide, d):
+        return narrow(_kernels.softmax_rows(input_wide), input.dtype)
+    e = np.exp(_shifted(input_wide, d))
     e /= np.add.reduce(e, axis=d, keepdims=True)
     return narrow(e, input.dtype)
 
@@ -120,6 +142,8 @@ def softmax_backward(grad, output, dim):
     >>> softmax_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([0.5, 0.5]), 0)
     tensor([ 0.25, -0.25], dtype=float32)
     """
+    if _rows_kernel(output, dim) and _rows_grad(grad, output):
+        return _kernels.softmax_rows_backward(grad, output)
     # float16 in float32, as the forward.
     wide = accumulation_dtype(np.result_type(grad, output))
     out = np.multiply(grad, output, dtype=wide)
@@ -171,7 +195,11 @@ def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
         out = np.empty_like(input) if input.size == 0 else np.zeros_like(input)
         rows = input.shape[:d] + (1,) + input.shape[d + 1:] if input.ndim else ()
         return out, np.empty(input.shape, wide), np.ones(rows, wide)
-    out = _shifted(input.astype(wide, copy=False), d)      # a fresh array, reused for out
+    input_wide = input.astype(wide, copy=False)
+    if _rows_kernel(input_wide, d):
+        out, exps, sums = _kernels.log_softmax_rows(input_wide)
+        return narrow(out, input.dtype), exps, sums
+    out = _shifted(input_wide, d)       # a fresh array, reused for out
     exps = np.exp(out)
     sums = np.add.reduce(exps, axis=d, keepdims=True)
     out -= np.log(sums)
@@ -273,6 +301,12 @@ def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
     tensor([ 0.5, -0.5], dtype=float32)
     """
     dtype = np.result_type(grad, exps, sums)
+    if (_rows_kernel(exps, dim) and _rows_grad(grad, exps) and sums.dtype == np.float32
+            and sums.shape == exps.shape[:-1] + (1,)):
+        if reuse_exps:
+            exps.setflags(write=True)       # saved memory is locked read-only until freed
+            return _kernels.log_softmax_rows_backward(grad, exps, sums, out=exps)
+        return _kernels.log_softmax_rows_backward(grad, exps, sums)
     wide = accumulation_dtype(dtype)        # float16 in float32, as the forward
     scale = _row_sum(grad, dim, wide)       # a fresh (..., 1, ...) array
     np.divide(scale, sums, out=scale, casting="unsafe")
