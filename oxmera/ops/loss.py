@@ -170,7 +170,8 @@ def _(ctx, grad, input, target, weight=None, size_average=None, reduce=None, red
 # -- the negative log likelihood of class indices ------------------------------------------
 #
 # nll_loss and cross_entropy with class-index targets, no class weights and
-# no target ignored (every classifier's training step) are one op each way:
+# no target ignored (every classifier's training step) are one op each way,
+# named as PyTorch's (its node prints as NllLossBackward):
 # composed, picking the targets took a where, two sums, a neg and a divide,
 # five nodes whose dispatch cost more than the arithmetic on a batch of
 # logits. Weighted or ignoring losses stay composed in nn.functional.
@@ -206,7 +207,7 @@ def _place(out, target, class_dim, values):
     return out
 
 
-@op(inputs=2, save=("target",))
+@op("nll_loss", inputs=2, save=("target",))
 def nll_class_indices(input, target, class_dim, reduction):
     """``-input`` at each target class along ``class_dim``, reduced ('mean', 'sum' or
     'none'): the negative log likelihood of class-index targets, all counted, without
@@ -240,7 +241,7 @@ def _(ctx, grad, input, target, class_dim, reduction):
     return nll_class_indices_backward(grad, target, class_dim, ctx.input_shape(0)), None
 
 
-@op(inputs=2, save=("target",))
+@op("nll_loss_backward", inputs=2, save=("target",))
 def nll_class_indices_backward(grad, target, class_dim, shape):
     """The VJP of :func:`nll_class_indices` without its reduction: zeros of ``shape``
     with ``-grad`` at each target class along ``class_dim``.

@@ -99,7 +99,7 @@ _NLL = oxmera.ops.loss.nll_class_indices
 _NLL_BACKWARD = oxmera.ops.loss.nll_class_indices_backward
 
 add_cases(
-    "nll_class_indices",
+    "nll_loss",
     ("mean", lambda x: _NLL(x, _classes([2, 0, 3]), 1, "mean"), (Leaf((3, 4)),)),
     ("sum", lambda x: _NLL(x, _classes([1, 1]), 1, "sum"), (Leaf((2, 3)),)),
     ("none", lambda x: _NLL(x, _classes([0, 2, 1]), 1, "none"), (Leaf((3, 3)),)),
@@ -116,7 +116,7 @@ add_cases(
      (Leaf((2, 3)),)),
 )
 add_cases(
-    "nll_class_indices_backward",
+    "nll_loss_backward",
     ("2d", lambda g: _NLL_BACKWARD(g, _classes([2, 0, 3]), 1, (3, 4)), (Leaf((3,)),)),
     ("unbatched", lambda g: _NLL_BACKWARD(g, _classes(1), 0, (3,)), (Leaf(()),)),
     ("size-0", lambda g: _NLL_BACKWARD(g, _classes(np.zeros(0, np.int64)), 1, (0, 3)),
@@ -197,7 +197,7 @@ def _nll_backward(classes, shape, class_dim=1):
 
 
 add_torch_cases(
-    "nll_class_indices",
+    "nll_loss",
     ("mean", _nll_pick("mean", [2, 0, 3]), (Leaf((3, 4)),)),
     ("sum", _nll_pick("sum", [1, 1]), (Leaf((2, 3)),)),
     ("none", _nll_pick("none", [0, 2, 1]), (Leaf((3, 3)),)),
@@ -205,7 +205,7 @@ add_torch_cases(
     ("spatial", _nll_pick("mean", [[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
 )
 add_torch_cases(
-    "nll_class_indices_backward",
+    "nll_loss_backward",
     # (aten's backward is 1-d/2-d only: the spatial forward case above compares
     # the spatial gradient, which this op computes)
     ("2d", _nll_backward([2, 0, 3], (3, 4)), (Leaf((3,)),), {"grad": False}),
