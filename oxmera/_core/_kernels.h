@@ -60,6 +60,19 @@ static const double oxmera_erfcx_mid[15] = {  /* erfcx in (|x| - 2.5) / 1.5 */
     -0.005570925693663485, 0.012489367000778788, -0.02700527618973718,
     0.056110493629759305, -0.11152102073476153, 0.21080636406114364};
 
+/* p * 2^k for the exps below: kd is k + shift (shift = 1.5 * 2^52, so k sits
+ * in kd's low mantissa bits), and 2^k is built from k's bits directly. */
+static inline double oxmera_times_pow2(double p, double kd, double shift)
+{
+    uint64_t bits, shift_bits;
+    memcpy(&bits, &kd, sizeof bits);
+    memcpy(&shift_bits, &shift, sizeof shift_bits);
+    bits = (bits - shift_bits + 1023) << 52;             /* 2^k */
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
 /* exp(y) for y in [-1022 ln 2, 709] (relative error < 1e-11; nan for nan):
  * no overflow or underflow handling (the callers stay in range).
  * Branch-free, so it vectorizes. */
@@ -80,13 +93,7 @@ static inline double oxmera_exp_in_range(double y)
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    uint64_t bits, shift_bits;
-    memcpy(&bits, &kd, sizeof bits);
-    memcpy(&shift_bits, &shift, sizeof shift_bits);
-    bits = (bits - shift_bits + 1023) << 52;             /* 2^k */
-    double scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    return oxmera_times_pow2(p, kd, shift);
 }
 
 static inline double oxmera_erf_narrow(double x)
@@ -320,13 +327,7 @@ static inline double oxmera_exp_nonpositive(double y)
     p = p * r + 0.5;
     p = p * r + 1.0;
     p = p * r + 1.0;
-    uint64_t bits, shift_bits;
-    memcpy(&bits, &kd, sizeof bits);
-    memcpy(&shift_bits, &shift, sizeof shift_bits);
-    bits = (bits - shift_bits + 1023) << 52;             /* 2^k */
-    double scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return y < -104.0 ? 0.0 : p * scale;
+    return y < -104.0 ? 0.0 : oxmera_times_pow2(p, kd, shift);
 }
 
 /* The sum of the row's exp(x - m), each also written to e (float32) or, when
