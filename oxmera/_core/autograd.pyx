@@ -4043,12 +4043,38 @@ cdef bint _has_shape(object array, tuple shape) except -1:
     return True
 
 
+cdef inline bint _same_shape(cnp.ndarray a, cnp.ndarray b) noexcept:
+    cdef int i, ndim = cnp.PyArray_NDIM(a)
+    if ndim != cnp.PyArray_NDIM(b):
+        return False
+    for i in range(ndim):
+        if cnp.PyArray_DIMS(a)[i] != cnp.PyArray_DIMS(b)[i]:
+            return False
+    return True
+
+
 cdef object _accumulate(object old, Tensor g, bint create_graph):
     if old is None:
         return g
     if create_graph:
         return _add_op(old, g)
-    total = _np_add((<Tensor>old)._data, g._data)
+    old_arr = (<Tensor>old)._data
+    arr = g._data
+    # In place when nothing but the engine can see the pending gradient (the
+    # caller, _task_add, holds the only reference to `old`, and `old` and
+    # this local the only ones to its array, which is no view): the sum of a
+    # weight's gradients over the steps of a recurrence was one fresh array
+    # per step, at three times the cost of the add (bench/lstm.py).
+    if (Py_REFCNT(old) == 1 and cnp.PyArray_Check(old_arr) and cnp.PyArray_Check(arr)
+            and Py_REFCNT(old_arr) <= 2
+            and cnp.PyArray_BASE(<cnp.ndarray>old_arr) == NULL
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>old_arr)
+            and _same_shape(<cnp.ndarray>old_arr, <cnp.ndarray>arr)
+            and cnp.PyArray_TYPE(<cnp.ndarray>old_arr) == cnp.PyArray_TYPE(<cnp.ndarray>arr)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>arr)):
+        _np_add(old_arr, arr, old_arr)
+        return old
+    total = _np_add(old_arr, arr)
     # NumPy returns a scalar, not an array, for two 0-d arrays.
     return wrap_array(total if type(total) is ndarray else _np_asarray(total))
 
@@ -4523,9 +4549,13 @@ cdef int _task_add(_Task task, Py_ssize_t nr, Tensor g, bint create_graph) excep
         if task.grad is None:
             task.grad = [None] * (<GradFn>fn).num_outputs
         slots = <list>task.grad
-        slots[nr] = _accumulate(slots[nr], g, create_graph)
+        old = slots[nr]
+        slots[nr] = None        # `old` is now the engine's only reference (see _accumulate)
+        slots[nr] = _accumulate(old, g, create_graph)
     else:
-        task.grad = _accumulate(task.grad, g, create_graph)
+        old = task.grad
+        task.grad = None
+        task.grad = _accumulate(old, g, create_graph)
     return 0
 
 
