@@ -192,9 +192,10 @@ def lstm_gates_takes(gates, others):
     pre-activations ``gates`` and the ``others`` (cx, the gradients) float32
     ndarrays of one 2-D shape, aligned, each row contiguous (the four gate
     slices of one (B, 4H) matrix are), the four gates one row stride apart."""
-    shape = gates[0].shape
-    if len(shape) != 2:
-        return False
+    first = gates[0]
+    if type(first) is not np.ndarray or first.ndim != 2:
+        return False            # (a gate op may get Python numbers)
+    shape = first.shape
     for group in (gates, others):
         for a in group:
             if (type(a) is not np.ndarray or a.dtype != np.float32 or a.shape != shape
