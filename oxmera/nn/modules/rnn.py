@@ -6,8 +6,9 @@ gives the same outputs.
 
 How a layer runs (the reason for the shape of the code): the input
 projection ``x @ W_ih.T + b`` of a whole layer and direction is one matrix
-product over every time step at once; each step is then one product
-``h @ W_hh.T`` added to its slice of that projection, one ``split`` of that
+product over every time step at once (one ``linear``); each step is then one
+product ``h @ W_hh.T`` with its slice of that projection added in place
+(``linear(h, W_hh, xp)``), one ``split`` of that
 gates tensor, and the gate nonlinearities: for the LSTM one op
 (``oxmera.ops.rnn.lstm_gates``, whose VJP is one op too), for the GRU one
 op after adding the projections' reset and update parts (``gru_gates``),
