@@ -25,6 +25,15 @@ cdef extern from "_kernels.h" nogil:
     void oxmera_gelu_float32(const float *x, float *out, float *cdf, Py_ssize_t n)
     void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
                                       float *out, Py_ssize_t n)
+    void oxmera_lstm_gates_float32(const float *i, const float *f, const float *g,
+                                   const float *o, Py_ssize_t ld_gates, const float *cx,
+                                   Py_ssize_t ld_cx, float *h, float *c, Py_ssize_t rows,
+                                   Py_ssize_t n)
+    void oxmera_lstm_gates_backward_float32(const float *grad_h, const float *grad_c,
+                                            const float *i, const float *f, const float *g,
+                                            const float *o, Py_ssize_t ld_gates,
+                                            const float *cx, Py_ssize_t ld_cx, float *out,
+                                            Py_ssize_t rows, Py_ssize_t n)
 
 
 def erf(x):
@@ -287,3 +296,62 @@ def softmax_rows_backward(grad, y):
     return out
 
 # ---- end of softmax and log_softmax ----
+
+
+# ---- LSTM gates ----
+
+def lstm_gates_takes(gates, others):
+    """Whether the LSTM gate kernels take these arrays: the four gate
+    pre-activations ``gates`` and the ``others`` (cx, the gradients) float32
+    ndarrays of one 2-D shape, aligned, each row contiguous (the four gate
+    slices of one (B, 4H) matrix are), the four gates one row stride apart."""
+    first = gates[0]
+    if type(first) is not np.ndarray or first.ndim != 2:
+        return False            # (a gate op may get Python numbers)
+    shape = first.shape
+    for group in (gates, others):
+        for a in group:
+            if (type(a) is not np.ndarray or a.dtype != np.float32 or a.shape != shape
+                    or a.strides[1] != 4 or not a.flags.aligned):
+                return False
+    row = gates[0].strides[0]
+    return all(a.strides[0] == row for a in gates)
+
+
+def lstm_gates(i, f, g, o, cx):
+    """One LSTM step's pointwise part from float32 (B, H) gate pre-activations
+    and cell (``lstm_gates_takes`` true of ``(i, f, g, o, cx)``): ``(h, c)``,
+    new C-contiguous arrays."""
+    cdef Py_ssize_t rows = i.shape[0], n = i.shape[1]
+    h = np.empty((rows, n), np.float32)
+    c = np.empty((rows, n), np.float32)
+    if rows == 0 or n == 0:
+        return h, c
+    cdef const float[:, :] vi = i, vf = f, vg = g, vo = o, vc = cx
+    cdef float[:, ::1] vh = h, vcell = c
+    cdef Py_ssize_t ld = vi.strides[0] // 4, ld_cx = vc.strides[0] // 4
+    with nogil:
+        oxmera_lstm_gates_float32(&vi[0, 0], &vf[0, 0], &vg[0, 0], &vo[0, 0], ld, &vc[0, 0],
+                                  ld_cx, &vh[0, 0], &vcell[0, 0], rows, n)
+    return h, c
+
+
+def lstm_gates_backward(grad_h, grad_c, i, f, g, o, cx):
+    """The VJP of ``lstm_gates`` (``lstm_gates_takes`` true of all seven
+    arrays): the five gradients ``(i, f, g, o, cx)``, C-contiguous (B, H)
+    slices of one new array."""
+    grad_h = np.ascontiguousarray(grad_h)
+    grad_c = np.ascontiguousarray(grad_c)
+    cdef Py_ssize_t rows = i.shape[0], n = i.shape[1]
+    out = np.empty((5, rows, n), np.float32)
+    if rows == 0 or n == 0:
+        return tuple(out)
+    cdef const float[:, ::1] vgh = grad_h, vgc = grad_c
+    cdef const float[:, :] vi = i, vf = f, vg = g, vo = o, vc = cx
+    cdef float[:, :, ::1] vout = out
+    cdef Py_ssize_t ld = vi.strides[0] // 4, ld_cx = vc.strides[0] // 4
+    with nogil:
+        oxmera_lstm_gates_backward_float32(&vgh[0, 0], &vgc[0, 0], &vi[0, 0], &vf[0, 0],
+                                           &vg[0, 0], &vo[0, 0], ld, &vc[0, 0], ld_cx,
+                                           &vout[0, 0, 0], rows, n)
+    return tuple(out)

@@ -100,7 +100,8 @@ cdef class GradFn:
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
     cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
-    cdef unsigned char frees_saved      # set before each VJP: backward frees the saved values after it
+    # set before each VJP: the backward frees the saved values after it
+    cdef unsigned char frees_saved
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
     cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0

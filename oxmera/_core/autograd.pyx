@@ -4305,7 +4305,21 @@ cdef object _accumulate(object old, Tensor g, bint create_graph):
         return g
     if create_graph:
         return _add_op(old, g)
-    total = _np_add((<Tensor>old)._data, g._data)
+    old_arr = (<Tensor>old)._data
+    arr = g._data
+    # In place when nothing but the engine can see the pending gradient (the
+    # caller, _task_add, holds the only reference to `old`, and `old` and
+    # this local the only ones to its array, which is no view): the sum of a
+    # weight's gradients over the steps of a recurrence was one fresh array
+    # per step, at three times the cost of the add (bench/lstm.py).
+    if (Py_REFCNT(old) == 1 and cnp.PyArray_Check(old_arr) and cnp.PyArray_Check(arr)
+            and Py_REFCNT(old_arr) <= 2
+            and cnp.PyArray_BASE(<cnp.ndarray>old_arr) == NULL
+            and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>old_arr)
+            and _same_layout(<cnp.ndarray>old_arr, <cnp.ndarray>arr)):
+        _np_add(old_arr, arr, old_arr)
+        return old
+    total = _np_add(old_arr, arr)
     # NumPy returns a scalar, not an array, for two 0-d arrays.
     return wrap_array(total if type(total) is ndarray else _np_asarray(total))
 
@@ -4444,7 +4458,8 @@ cdef int _check_anomaly(GradFn node, object grads_in) except -1:
 
 
 cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_graph):
-    if gradient is None and cnp.PyArray_Check(t._data) and cnp.PyArray_SIZE(<cnp.ndarray>t._data) == 1:
+    if (gradient is None and cnp.PyArray_Check(t._data)
+            and cnp.PyArray_SIZE(<cnp.ndarray>t._data) == 1):
         if not cnp.PyTypeNum_ISCOMPLEX(cnp.PyArray_TYPE(<cnp.ndarray>t._data)):
             # loss.backward(): a seed of ones, its shape and dtype read in C
             seed = _np_empty_like(t._data)
@@ -4781,38 +4796,14 @@ cdef int _task_add(_Task task, Py_ssize_t nr, Tensor g, bint create_graph) excep
         if task.grad is None:
             task.grad = [None] * (<GradFn>fn).num_outputs
         slots = <list>task.grad
-        slots[nr] = _accumulate(slots[nr], g, create_graph)
+        old = slots[nr]
+        slots[nr] = None        # `old` is now the engine's only reference (see _accumulate)
+        slots[nr] = _accumulate(old, g, create_graph)
     else:
         old = task.grad
-        if old is not None and not create_graph and _add_into_owned(<Tensor>old, g):
-            return 0
+        task.grad = None        # `old` is now the engine's only reference (see _accumulate)
         task.grad = _accumulate(old, g, create_graph)
     return 0
-
-
-# In-place accumulation: a pending gradient that only this task holds (the
-# engine made it: a VJP's fresh result or an earlier sum) takes the next
-# one as ``old += g``, with no new array. Counted here: the task's reference
-# and the caller's local ``old``; for the array, the Tensor's and this
-# function's local. A gradient a hook, a user or another task can see has
-# more references; a broadcast or locked one is not writeable.
-cdef Py_ssize_t _PENDING_REFS = 2
-cdef Py_ssize_t _PENDING_ARRAY_REFS = 2
-
-
-cdef bint _add_into_owned(Tensor old, Tensor g) except -1:
-    if type(old) is not Tensor or Py_REFCNT(old) != _PENDING_REFS or old._meta is not None:
-        return False
-    arr = old._data
-    other = g._data
-    if (type(arr) is not ndarray or type(other) is not ndarray
-            or Py_REFCNT(arr) != _PENDING_ARRAY_REFS
-            or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
-            or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
-            or not _same_layout(<cnp.ndarray>arr, <cnp.ndarray>other)):
-        return False
-    _np_add(arr, other, out=arr)
-    return True
 
 
 cdef object _node_output_grads(GradFn node, object grads, int state, dict node_targets,

@@ -7,6 +7,10 @@ product itself (nn.LSTM 2x256, seq 64, batch 32). ``lstm_gates`` and
 ``gru_gates`` do the gates in one op, their VJPs are one op each
 (``lstm_gates_backward``, ``gru_gates_backward``, NumPy forwards), and those
 ops' VJPs are written with ops, so every order of derivative still works.
+For float32 (B, H) gates (the four slices of one gates matrix) the forward
+and ``lstm_gates_backward`` are each one compiled pass
+(``oxmera/_core/_kernels.h``): NumPy's sigmoid is four passes, and the
+ten-odd passes of each were most of an LSTM step's time after its product.
 
 All are elementwise with broadcasting over the gate pre-activations and the
 previous state, as ``nn.LSTM``/``nn.GRU`` call them after one ``split`` of
@@ -16,6 +20,7 @@ public counterpart), so they are not re-exported at the top level.
 """
 import numpy as np
 
+from oxmera._core import _kernels
 from oxmera.extend import op
 from oxmera.ops.elementwise import sigmoid, stable_sigmoid, tanh
 
@@ -42,7 +47,10 @@ def lstm_gates(input_gate, forget_gate, cell_gate, output_gate, cx):
     >>> lstm_gates(zero, zero, zero, zero, oxmera.tensor([2.0, -2.0]))
     lstm_gates(h=tensor([ 0.3808, -0.3808], dtype=float32), c=tensor([ 1., -1.], dtype=float32))
     """
-    i, f, g, o = _activations(input_gate, forget_gate, cell_gate, output_gate)
+    gates = (input_gate, forget_gate, cell_gate, output_gate)
+    if _kernels.lstm_gates_takes(gates, (cx,)):
+        return _kernels.lstm_gates(*gates, cx)     # the formula below in one compiled pass
+    i, f, g, o = _activations(*gates)
     c = f * cx + i * g
     return o * np.tanh(c), c
 
@@ -67,7 +75,10 @@ def lstm_gates_backward(grad_h, grad_c, input_gate, forget_gate, cell_gate, outp
     >>> lstm_gates_backward(zero, one, zero, zero, zero, zero, one).forget_gate
     tensor([0.25], dtype=float32)
     """
-    i, f, g, o = _activations(input_gate, forget_gate, cell_gate, output_gate)
+    gates = (input_gate, forget_gate, cell_gate, output_gate)
+    if _kernels.lstm_gates_takes(gates, (cx, grad_h, grad_c)):
+        return _kernels.lstm_gates_backward(grad_h, grad_c, *gates, cx)    # one compiled pass
+    i, f, g, o = _activations(*gates)
     t = np.tanh(f * cx + i * g)
     dc = grad_c + grad_h * o * (1 - t * t)
     return (dc * g * i * (1 - i), dc * cx * f * (1 - f), dc * i * (1 - g * g),

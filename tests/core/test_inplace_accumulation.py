@@ -1,7 +1,7 @@
 """The engine adds a node's incoming gradients in place when it alone holds them.
 
 A gradient that reaches a node from several uses is summed into the first
-one's array when that array is the engine's own (see ``_add_into_owned`` in
+one's array when that array is the engine's own (see ``_accumulate`` in
 autograd.pyx). Anything a user can see (a hook's stored gradient, the
 ``gradient`` given to backward, a gradient handed to two inputs) must never
 change afterwards, and every sum must equal the out-of-place one.
