@@ -3188,8 +3188,19 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         # holder for the collector to see its items through the node.
         node.args = _tuple_copy(args) if values is args else tuple(values) + args[n:]
     else:
-        kept = [values[i] if _keeps(save_mask[i], edges) else None for i in range(n)]
-        node.args = tuple(kept) + args[n:]
+        # The inputs the VJP reads (others None) and the call's other
+        # arguments, filled in place (this replaces ``tuple(kept) + args[n:]``).
+        kept = PyTuple_New(len(args))
+        for i in range(len(args)):
+            if i >= n:
+                v = args[i]
+            elif _keeps(save_mask[i], edges):
+                v = values[i]
+            else:
+                v = None
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(kept, i, v)
+        node.args = kept
     owned = node.args
     if not sequence:
         for i in range(n):
