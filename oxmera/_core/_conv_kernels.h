@@ -1,0 +1,334 @@
+/* Gather and scatter loops of the convolutions and max pooling, for _kernels.pyx.
+ *
+ * NumPy does im2col as one strided copy per kernel position and col2im as one
+ * strided add per kernel position; on small images (a digits CNN's 8x8 and
+ * 4x4 planes) every such call walks rows of 4 to 8 elements, and its time is
+ * the per-row overhead of NumPy's iterator (measured: 1 ms for the col2im of a
+ * (128, 16, 4, 4) gradient, where the data is 0.3 MB). These loops do the
+ * same work in one pass, with the padding handled by bounds, not by a padded
+ * copy of the input.
+ *
+ * Geometry is always 3-D, (D, H, W): the 1-D and 2-D convolutions pass 1 for
+ * the dims they lack. Strides are in elements. A column matrix holds element
+ * (n, c, kd, kh, kw, od, oh, ow) at
+ *     n * col_n + (c * K + (kd * KH + kh) * KW + kw) * col_row + (od * OH + oh) * OW + ow,
+ * K = KD * KH * KW: col_n = C * K * P, col_row = P is the per-sample layout
+ * (N, C*K, P); col_n = P, col_row = N * P the batch layout (C*K, N*P). The
+ * input position of a column element is od * sd - pd + kd * dd (and so on);
+ * outside the input it reads as 0 (im2col) or is dropped (col2im). A negative
+ * pd crops, as a padding of the transposed convolution's gradient may.
+ */
+#ifndef OXMERA_CONV_KERNELS_H
+#define OXMERA_CONV_KERNELS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "_kernels.h"   /* OXMERA_CLONES, OXMERA_RESTRICT */
+
+typedef struct {
+    ptrdiff_t n, c, size[3];        /* batch, channels, input size (D, H, W) */
+    ptrdiff_t in_stride[5];         /* element strides of the input (N, C, D, H, W) */
+    ptrdiff_t kernel[3], out[3], stride[3], pad[3], dilation[3];
+    ptrdiff_t col_n, col_row;       /* the column matrix's layout (see above) */
+} oxmera_conv_geometry;
+
+/* The output positions o in [*lo, *hi) whose input position o * s - p + k * d
+ * lies in [0, size). */
+static inline void oxmera_valid_range(ptrdiff_t size, ptrdiff_t out, ptrdiff_t s, ptrdiff_t p,
+                                      ptrdiff_t offset, ptrdiff_t *lo, ptrdiff_t *hi)
+{
+    ptrdiff_t shift = offset - p;              /* input = o * s + shift */
+    ptrdiff_t first = shift >= 0 ? 0 : (-shift + s - 1) / s;
+    ptrdiff_t end = size - shift <= 0 ? 0 : (size - shift + s - 1) / s;
+    *lo = first < out ? first : out;
+    *hi = end < out ? end : out;
+    if (*hi < *lo)
+        *hi = *lo;
+}
+
+/* The loop shared by im2col and col2im: for every (n, c, kernel position, od,
+ * oh), the row of OW column elements and the input row they map to. BODY sees
+ * `at` (the row's first column element), `offset` (the input element of column
+ * ow = 0, maybe outside the input: only columns [lo, hi) map inside), `sw`
+ * (the input stride between columns); the rows outside the input get
+ * BODY_OUTSIDE. The enclosing function returns 0, or -1 when out of memory
+ * (BODY is the variadic argument, so it may hold commas). */
+#define OXMERA_CONV_ROWS(g, BODY_OUTSIDE, ...)                                                \
+    do {                                                                                     \
+        const ptrdiff_t KD = g->kernel[0], KH = g->kernel[1], KW = g->kernel[2];             \
+        const ptrdiff_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                      \
+        const ptrdiff_t K = KD * KH * KW;                                                    \
+        const ptrdiff_t sw = g->stride[2] * g->in_stride[4];                                 \
+        /* the valid output columns of each kernel column, found once (divisions) */         \
+        ptrdiff_t *ranges = (ptrdiff_t *)malloc(2 * KW * sizeof(ptrdiff_t));                 \
+        if (!ranges)                                                                         \
+            return -1;                                                                       \
+        for (ptrdiff_t kw = 0; kw < KW; kw++)                                                \
+            oxmera_valid_range(g->size[2], OW, g->stride[2], g->pad[2],                      \
+                               kw * g->dilation[2], &ranges[2 * kw], &ranges[2 * kw + 1]);   \
+        for (ptrdiff_t n = 0; n < g->n; n++)                                                 \
+        for (ptrdiff_t c = 0; c < g->c; c++)                                                 \
+        for (ptrdiff_t kd = 0; kd < KD; kd++)                                                \
+        for (ptrdiff_t kh = 0; kh < KH; kh++)                                                \
+        for (ptrdiff_t kw = 0; kw < KW; kw++) {                                              \
+            const ptrdiff_t row = c * K + (kd * KH + kh) * KW + kw;                          \
+            const ptrdiff_t base = n * g->col_n + row * g->col_row;                          \
+            const ptrdiff_t lo = ranges[2 * kw], hi = ranges[2 * kw + 1];                    \
+            const ptrdiff_t plane = n * g->in_stride[0] + c * g->in_stride[1]                \
+                + (kw * g->dilation[2] - g->pad[2]) * g->in_stride[4];                       \
+            for (ptrdiff_t od = 0; od < OD; od++) {                                          \
+                ptrdiff_t id = od * g->stride[0] - g->pad[0] + kd * g->dilation[0];          \
+                for (ptrdiff_t oh = 0; oh < OH; oh++) {                                      \
+                    ptrdiff_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilation[1];      \
+                    ptrdiff_t at = base + (od * OH + oh) * OW;                               \
+                    if (id < 0 || id >= g->size[0] || ih < 0 || ih >= g->size[1]) {          \
+                        BODY_OUTSIDE;                                                        \
+                        continue;                                                            \
+                    }                                                                        \
+                    ptrdiff_t offset = plane + id * g->in_stride[2] + ih * g->in_stride[3];  \
+                    __VA_ARGS__;                                                             \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        free(ranges);                                                                        \
+        return 0;                                                                            \
+    } while (0)
+
+/* The offset of every (kernel position, output position) pair's input element
+ * from the start of its (D, H, W) volume, kernel-major (K * P entries), or
+ * OXMERA_OUTSIDE where it falls in the padding: the gather of small images
+ * (up to OXMERA_TABLE_MAX pairs), where the row loops above spend more on a
+ * row's bookkeeping than on its few elements. NULL when out of memory. */
+#define OXMERA_OUTSIDE PTRDIFF_MIN
+#define OXMERA_TABLE_MAX ((ptrdiff_t)1 << 16)
+
+static ptrdiff_t *oxmera_conv_table(const oxmera_conv_geometry *g)
+{
+    const ptrdiff_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];
+    const ptrdiff_t P = g->out[0] * g->out[1] * g->out[2];
+    ptrdiff_t *table = (ptrdiff_t *)malloc((K * P > 0 ? K * P : 1) * sizeof(ptrdiff_t));
+    if (!table)
+        return NULL;
+    ptrdiff_t t = 0;
+    for (ptrdiff_t kd = 0; kd < g->kernel[0]; kd++)
+    for (ptrdiff_t kh = 0; kh < g->kernel[1]; kh++)
+    for (ptrdiff_t kw = 0; kw < g->kernel[2]; kw++)
+    for (ptrdiff_t od = 0; od < g->out[0]; od++)
+    for (ptrdiff_t oh = 0; oh < g->out[1]; oh++)
+    for (ptrdiff_t ow = 0; ow < g->out[2]; ow++, t++) {
+        ptrdiff_t id = od * g->stride[0] - g->pad[0] + kd * g->dilation[0];
+        ptrdiff_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilation[1];
+        ptrdiff_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dilation[2];
+        int inside = id >= 0 && id < g->size[0] && ih >= 0 && ih < g->size[1]
+                     && iw >= 0 && iw < g->size[2];
+        table[t] = inside ? id * g->in_stride[2] + ih * g->in_stride[3] + iw * g->in_stride[4]
+                          : OXMERA_OUTSIDE;
+    }
+    return table;
+}
+
+/* For every (n, c) volume, in the order the column matrix is laid out (a row
+ * of the batch layout holds every sample, so there the samples go inside),
+ * BODY with `volume` (the volume's input offset) and `block` (the column
+ * offset of its kernel position 0; kernel position k is k * g->col_row on). */
+#define OXMERA_CONV_VOLUMES(g, ...)                                                          \
+    do {                                                                                     \
+        const int samples_inner = g->col_n < g->col_row;                                     \
+        const ptrdiff_t outer = samples_inner ? g->c : g->n;                                 \
+        const ptrdiff_t inner = samples_inner ? g->n : g->c;                                 \
+        const ptrdiff_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                      \
+        const ptrdiff_t P = g->out[0] * g->out[1] * g->out[2];                               \
+        for (ptrdiff_t i = 0; i < outer; i++)                                                \
+        for (ptrdiff_t j = 0; j < inner; j++) {                                              \
+            const ptrdiff_t n = samples_inner ? j : i, c = samples_inner ? i : j;            \
+            const ptrdiff_t volume = n * g->in_stride[0] + c * g->in_stride[1];              \
+            const ptrdiff_t block = n * g->col_n + c * K * g->col_row;                       \
+            __VA_ARGS__;                                                                     \
+        }                                                                                    \
+    } while (0)
+
+/* dst[p] = src[offsets[p]], or 0 at OXMERA_OUTSIDE: branch-free (a select, not
+ * a jump) and out of line, with restrict pointers, so it vectorizes (AVX2 and
+ * AVX-512 gathers in the cloned versions). */
+#define OXMERA_GATHER(T)                                                                     \
+OXMERA_CLONES                                                                                \
+static void oxmera_gather_##T(const T *OXMERA_RESTRICT src,                                  \
+                              const ptrdiff_t *OXMERA_RESTRICT offsets,                      \
+                              T *OXMERA_RESTRICT dst, ptrdiff_t count)                       \
+{                                                                                            \
+    for (ptrdiff_t p = 0; p < count; p++) {                                                  \
+        ptrdiff_t o = offsets[p];                                                            \
+        T v = src[o != OXMERA_OUTSIDE ? o : 0];                                              \
+        dst[p] = o != OXMERA_OUTSIDE ? v : (T)0;                                             \
+    }                                                                                        \
+}
+
+OXMERA_GATHER(uint16_t)
+OXMERA_GATHER(uint32_t)
+OXMERA_GATHER(uint64_t)
+
+/* im2col is a copy: one loop per element size serves every dtype. */
+#define OXMERA_IM2COL(T)                                                                     \
+static int oxmera_im2col_##T(const T *x, T *cols, const oxmera_conv_geometry *g)            \
+{                                                                                            \
+    if (g->kernel[0] * g->kernel[1] * g->kernel[2] * g->out[0] * g->out[1] * g->out[2]       \
+            <= OXMERA_TABLE_MAX) {                                                           \
+        const ptrdiff_t *table = oxmera_conv_table(g);                                       \
+        if (!table)                                                                          \
+            return -1;                                                                       \
+        OXMERA_CONV_VOLUMES(g,                                                               \
+            if (g->col_row == P)    /* per sample: the K * P block is contiguous */          \
+                oxmera_gather_##T(x + volume, table, cols + block, K * P);                   \
+            else                                                                             \
+                for (ptrdiff_t k = 0; k < K; k++)                                            \
+                    oxmera_gather_##T(x + volume, table + k * P,                             \
+                                      cols + block + k * g->col_row, P));                    \
+        free((void *)table);                                                                 \
+        return 0;                                                                            \
+    }                                                                                        \
+    OXMERA_CONV_ROWS(g,                                                                      \
+        for (ptrdiff_t ow = 0; ow < OW; ow++) cols[at + ow] = 0,                             \
+        {                                                                                    \
+            T *col = cols + at;                                                              \
+            const T *src = x + offset;                                                       \
+            ptrdiff_t ow = 0;                                                                \
+            for (; ow < lo; ow++) col[ow] = 0;                                               \
+            if (sw == 1)                                                                     \
+                for (; ow < hi; ow++) col[ow] = src[ow];                                     \
+            else                                                                             \
+                for (; ow < hi; ow++) col[ow] = src[ow * sw];                                \
+            for (; ow < OW; ow++) col[ow] = 0;                                               \
+        });                                                                                  \
+}
+
+OXMERA_IM2COL(uint16_t)
+OXMERA_IM2COL(uint32_t)
+OXMERA_IM2COL(uint64_t)
+
+/* col2im, the adjoint: adds every in-bounds column element to its input
+ * position of `out` (strides in g->in_stride), which the caller zeroed.
+ * Sequential, so overlapping windows add in a fixed order. */
+#define OXMERA_COL2IM(T)                                                                     \
+static int oxmera_col2im_##T(const T *cols, T *out, const oxmera_conv_geometry *g)          \
+{                                                                                            \
+    if (g->kernel[0] * g->kernel[1] * g->kernel[2] * g->out[0] * g->out[1] * g->out[2]       \
+            <= OXMERA_TABLE_MAX) {                                                           \
+        const ptrdiff_t *table = oxmera_conv_table(g);                                       \
+        if (!table)                                                                          \
+            return -1;                                                                       \
+        OXMERA_CONV_VOLUMES(g,                                                               \
+            for (ptrdiff_t k = 0; k < K; k++) {                                              \
+                const ptrdiff_t *offsets = table + k * P;                                    \
+                const T *col = cols + block + k * g->col_row;                                \
+                T *dst = out + volume;                                                       \
+                for (ptrdiff_t p = 0; p < P; p++)                                            \
+                    if (offsets[p] != OXMERA_OUTSIDE)                                        \
+                        dst[offsets[p]] += col[p];                                           \
+            });                                                                              \
+        free((void *)table);                                                                 \
+        return 0;                                                                            \
+    }                                                                                        \
+    OXMERA_CONV_ROWS(g, (void)0,                                                             \
+        {                                                                                    \
+            const T *col = cols + at;                                                        \
+            T *dst = out + offset;                                                           \
+            if (sw == 1)                                                                     \
+                for (ptrdiff_t ow = lo; ow < hi; ow++) dst[ow] += col[ow];                   \
+            else                                                                             \
+                for (ptrdiff_t ow = lo; ow < hi; ow++) dst[ow * sw] += col[ow];              \
+        });                                                                                  \
+}
+
+OXMERA_COL2IM(float)
+OXMERA_COL2IM(double)
+
+/* 2-D max pooling of planes (N, C, H, W) (element strides in_stride[4]) into
+ * contiguous values and int64 indices (N, C, OH, OW): a window's value is
+ * its first maximum in window order (row-major over the kernel), or its last
+ * NaN, as PyTorch's kernel finds them (`v > best || isnan(v)`); taps outside
+ * the input are skipped, so padding never wins. Every window holds at least
+ * one input element (the caller checks). The index is flat in the (H, W)
+ * plane. pad is the padding before (top, left). */
+#define OXMERA_MAX_POOL2D(T)                                                                 \
+OXMERA_CLONES                                                                                \
+static void oxmera_max_pool_taps_##T(const T *OXMERA_RESTRICT row, ptrdiff_t step,           \
+                                     T *OXMERA_RESTRICT best, int64_t *OXMERA_RESTRICT where, \
+                                     ptrdiff_t count, int64_t first, int64_t index_step)     \
+{                                                                                            \
+    /* one kernel position for a run of outputs: selects, not jumps (on data a branch  */   \
+    /* cannot predict, the mispredictions were most of the time), so it vectorizes      */   \
+    for (ptrdiff_t o = 0; o < count; o++) {                                                 \
+        T v = row[o * step];                                                                 \
+        int take = (where[o] < 0) | (v > best[o]) | (v != v);                               \
+        best[o] = take ? v : best[o];                                                        \
+        where[o] = take ? first + o * index_step : where[o];                                 \
+    }                                                                                        \
+}                                                                                            \
+                                                                                             \
+static int oxmera_max_pool2d_##T(const T *x, T *values, int64_t *indices, ptrdiff_t n,      \
+                                  ptrdiff_t c, ptrdiff_t h, ptrdiff_t w,                     \
+                                  const ptrdiff_t *in_stride, const ptrdiff_t *kernel,       \
+                                  const ptrdiff_t *out, const ptrdiff_t *stride,             \
+                                  const ptrdiff_t *pad, const ptrdiff_t *dilation)           \
+{                                                                                            \
+    const ptrdiff_t OW = out[1];                                                             \
+    ptrdiff_t at = 0;                                                                        \
+    ptrdiff_t *ranges = (ptrdiff_t *)malloc(2 * kernel[1] * sizeof(ptrdiff_t));              \
+    if (!ranges)                                                                             \
+        return -1;                                                                           \
+    for (ptrdiff_t kw = 0; kw < kernel[1]; kw++)   /* found once: they divide */            \
+        oxmera_valid_range(w, OW, stride[1], pad[1], kw * dilation[1], &ranges[2 * kw],      \
+                           &ranges[2 * kw + 1]);                                             \
+    for (ptrdiff_t i = 0; i < n; i++)                                                        \
+    for (ptrdiff_t j = 0; j < c; j++) {                                                      \
+        const T *plane = x + i * in_stride[0] + j * in_stride[1];                            \
+        for (ptrdiff_t oh = 0; oh < out[0]; oh++, at += OW) {                                \
+            for (ptrdiff_t ow = 0; ow < OW; ow++)                                            \
+                indices[at + ow] = -1;                                                       \
+            for (ptrdiff_t kh = 0; kh < kernel[0]; kh++) {                                   \
+                ptrdiff_t ih = oh * stride[0] - pad[0] + kh * dilation[0];                   \
+                if (ih < 0 || ih >= h)                                                       \
+                    continue;                                                                \
+                for (ptrdiff_t kw = 0; kw < kernel[1]; kw++) {                               \
+                    ptrdiff_t lo = ranges[2 * kw], hi = ranges[2 * kw + 1];                  \
+                    ptrdiff_t shift = kw * dilation[1] - pad[1];                             \
+                    if (lo < hi)                                                             \
+                        oxmera_max_pool_taps_##T(                                            \
+                            plane + ih * in_stride[2] + (lo * stride[1] + shift) * in_stride[3], \
+                            stride[1] * in_stride[3], values + at + lo, indices + at + lo,   \
+                            hi - lo, ih * w + lo * stride[1] + shift, stride[1]);            \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    free(ranges);                                                                            \
+    return 0;                                                                                \
+}
+
+OXMERA_MAX_POOL2D(float)
+OXMERA_MAX_POOL2D(double)
+
+/* max pooling's gradient: out[p, indices[p, o]] += grad[p, o] for `planes`
+ * planes of `outputs` gradients and `plane_size` elements (all contiguous;
+ * out zeroed, indices checked in range by the caller). */
+#define OXMERA_PLANE_SCATTER(T)                                                              \
+static void oxmera_plane_scatter_##T(const T *grad, const int64_t *indices, T *out,          \
+                                     ptrdiff_t planes, ptrdiff_t outputs,                    \
+                                     ptrdiff_t plane_size)                                   \
+{                                                                                            \
+    for (ptrdiff_t p = 0; p < planes; p++) {                                                 \
+        T *dst = out + p * plane_size;                                                       \
+        const T *g = grad + p * outputs;                                                     \
+        const int64_t *idx = indices + p * outputs;                                          \
+        for (ptrdiff_t o = 0; o < outputs; o++)                                              \
+            dst[idx[o]] += g[o];                                                             \
+    }                                                                                        \
+}
+
+OXMERA_PLANE_SCATTER(float)
+OXMERA_PLANE_SCATTER(double)
+
+#endif
