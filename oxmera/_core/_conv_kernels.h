@@ -130,48 +130,60 @@ static ptrdiff_t *oxmera_conv_table(const oxmera_conv_geometry *g)
     return table;
 }
 
-/* For every (n, c) volume, in the order the column matrix is laid out (a row
- * of the batch layout holds every sample, so there the samples go inside),
- * BODY with `volume` (the volume's input offset) and `block` (the column
- * offset of its kernel position 0; kernel position k is k * g->col_row on). */
-#define OXMERA_CONV_VOLUMES(g, ...)                                                          \
-    do {                                                                                     \
-        const int samples_inner = g->col_n < g->col_row;                                     \
-        const ptrdiff_t outer = samples_inner ? g->c : g->n;                                 \
-        const ptrdiff_t inner = samples_inner ? g->n : g->c;                                 \
-        const ptrdiff_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                      \
-        const ptrdiff_t P = g->out[0] * g->out[1] * g->out[2];                               \
-        for (ptrdiff_t i = 0; i < outer; i++)                                                \
-        for (ptrdiff_t j = 0; j < inner; j++) {                                              \
-            const ptrdiff_t n = samples_inner ? j : i, c = samples_inner ? i : j;            \
-            const ptrdiff_t volume = n * g->in_stride[0] + c * g->in_stride[1];              \
-            const ptrdiff_t block = n * g->col_n + c * K * g->col_row;                       \
-            __VA_ARGS__;                                                                     \
-        }                                                                                    \
-    } while (0)
-
-/* dst[p] = src[offsets[p]], or 0 at OXMERA_OUTSIDE: branch-free (a select, not
- * a jump) and out of line, with restrict pointers, so it vectorizes (AVX2 and
- * AVX-512 gathers in the cloned versions). */
+/* dst[s * count + p] = src[s * sample_stride + offsets[p]] (0 at OXMERA_OUTSIDE)
+ * for `samples` samples: branch-free (a select, not a jump) and out of line,
+ * with restrict pointers, so it vectorizes (AVX2 and AVX-512 gathers in the
+ * cloned versions). */
 #define OXMERA_GATHER(T)                                                                     \
 OXMERA_CLONES                                                                                \
-static void oxmera_gather_##T(const T *OXMERA_RESTRICT src,                                  \
+static void oxmera_gather_##T(const T *OXMERA_RESTRICT src, ptrdiff_t sample_stride,         \
                               const ptrdiff_t *OXMERA_RESTRICT offsets,                      \
-                              T *OXMERA_RESTRICT dst, ptrdiff_t count)                       \
+                              T *OXMERA_RESTRICT dst, ptrdiff_t count, ptrdiff_t samples)    \
 {                                                                                            \
-    for (ptrdiff_t p = 0; p < count; p++) {                                                  \
-        ptrdiff_t o = offsets[p];                                                            \
-        T v = src[o != OXMERA_OUTSIDE ? o : 0];                                              \
-        dst[p] = o != OXMERA_OUTSIDE ? v : (T)0;                                             \
-    }                                                                                        \
+    for (ptrdiff_t s = 0; s < samples; s++, src += sample_stride, dst += count)              \
+        for (ptrdiff_t p = 0; p < count; p++) {                                              \
+            ptrdiff_t o = offsets[p];                                                        \
+            T v = src[o != OXMERA_OUTSIDE ? o : 0];                                          \
+            dst[p] = o != OXMERA_OUTSIDE ? v : (T)0;                                         \
+        }                                                                                    \
 }
 
-OXMERA_GATHER(uint16_t)
-OXMERA_GATHER(uint32_t)
-OXMERA_GATHER(uint64_t)
+/* The adjoint: dst[s * sample_stride + offsets[p]] += col[s * count + p]. */
+#define OXMERA_SCATTER(T)                                                                    \
+static void oxmera_scatter_##T(T *dst, ptrdiff_t sample_stride,                              \
+                               const ptrdiff_t *OXMERA_RESTRICT offsets,                     \
+                               const T *OXMERA_RESTRICT col, ptrdiff_t count,                \
+                               ptrdiff_t samples)                                            \
+{                                                                                            \
+    for (ptrdiff_t s = 0; s < samples; s++, dst += sample_stride, col += count)              \
+        for (ptrdiff_t p = 0; p < count; p++)                                                \
+            if (offsets[p] != OXMERA_OUTSIDE)                                                \
+                dst[offsets[p]] += col[p];                                                   \
+}
+
+/* The table loop of im2col and col2im (CALL is the gather or the scatter): in
+ * the batch layout one call per row (channel and kernel position) over every
+ * sample, so the columns are walked in order; per sample one call per
+ * (sample, channel), for its K * P block. */
+#define OXMERA_CONV_TABLE(g, table, CALL, x, cols)                                           \
+    do {                                                                                     \
+        const ptrdiff_t K = g->kernel[0] * g->kernel[1] * g->kernel[2];                      \
+        const ptrdiff_t P = g->out[0] * g->out[1] * g->out[2];                               \
+        if (g->col_n < g->col_row)                                                           \
+            for (ptrdiff_t c = 0; c < g->c; c++)                                             \
+                for (ptrdiff_t k = 0; k < K; k++)                                            \
+                    CALL(x + c * g->in_stride[1], g->in_stride[0], table + k * P,            \
+                         cols + (c * K + k) * g->col_row, P, g->n);                          \
+        else                                                                                 \
+            for (ptrdiff_t n = 0; n < g->n; n++)                                             \
+                for (ptrdiff_t c = 0; c < g->c; c++)                                         \
+                    CALL(x + n * g->in_stride[0] + c * g->in_stride[1], 0, table,            \
+                         cols + n * g->col_n + c * K * P, K * P, 1);                         \
+    } while (0)
 
 /* im2col is a copy: one loop per element size serves every dtype. */
 #define OXMERA_IM2COL(T)                                                                     \
+OXMERA_GATHER(T)                                                                             \
 static int oxmera_im2col_##T(const T *x, T *cols, const oxmera_conv_geometry *g)            \
 {                                                                                            \
     if (g->kernel[0] * g->kernel[1] * g->kernel[2] * g->out[0] * g->out[1] * g->out[2]       \
@@ -179,13 +191,7 @@ static int oxmera_im2col_##T(const T *x, T *cols, const oxmera_conv_geometry *g)
         const ptrdiff_t *table = oxmera_conv_table(g);                                       \
         if (!table)                                                                          \
             return -1;                                                                       \
-        OXMERA_CONV_VOLUMES(g,                                                               \
-            if (g->col_row == P)    /* per sample: the K * P block is contiguous */          \
-                oxmera_gather_##T(x + volume, table, cols + block, K * P);                   \
-            else                                                                             \
-                for (ptrdiff_t k = 0; k < K; k++)                                            \
-                    oxmera_gather_##T(x + volume, table + k * P,                             \
-                                      cols + block + k * g->col_row, P));                    \
+        OXMERA_CONV_TABLE(g, table, oxmera_gather_##T, x, cols);                             \
         free((void *)table);                                                                 \
         return 0;                                                                            \
     }                                                                                        \
@@ -212,6 +218,7 @@ OXMERA_IM2COL(uint64_t)
  * position of `out` (strides in g->in_stride), which the caller zeroed.
  * Sequential, so overlapping windows add in a fixed order. */
 #define OXMERA_COL2IM(T)                                                                     \
+OXMERA_SCATTER(T)                                                                            \
 static int oxmera_col2im_##T(const T *cols, T *out, const oxmera_conv_geometry *g)          \
 {                                                                                            \
     if (g->kernel[0] * g->kernel[1] * g->kernel[2] * g->out[0] * g->out[1] * g->out[2]       \
@@ -219,15 +226,7 @@ static int oxmera_col2im_##T(const T *cols, T *out, const oxmera_conv_geometry *
         const ptrdiff_t *table = oxmera_conv_table(g);                                       \
         if (!table)                                                                          \
             return -1;                                                                       \
-        OXMERA_CONV_VOLUMES(g,                                                               \
-            for (ptrdiff_t k = 0; k < K; k++) {                                              \
-                const ptrdiff_t *offsets = table + k * P;                                    \
-                const T *col = cols + block + k * g->col_row;                                \
-                T *dst = out + volume;                                                       \
-                for (ptrdiff_t p = 0; p < P; p++)                                            \
-                    if (offsets[p] != OXMERA_OUTSIDE)                                        \
-                        dst[offsets[p]] += col[p];                                           \
-            });                                                                              \
+        OXMERA_CONV_TABLE(g, table, oxmera_scatter_##T, out, cols);                          \
         free((void *)table);                                                                 \
         return 0;                                                                            \
     }                                                                                        \
