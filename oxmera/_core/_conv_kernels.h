@@ -204,57 +204,56 @@ OXMERA_COL2IM(double)
  * plane. pad is the padding before (top, left). */
 #define OXMERA_MAX_POOL2D(T)                                                                 \
 OXMERA_CLONES                                                                                \
-static void oxmera_max_pool_taps_##T(const T *OXMERA_RESTRICT row, ptrdiff_t step,           \
-                                     T *OXMERA_RESTRICT best, int64_t *OXMERA_RESTRICT where, \
-                                     ptrdiff_t count, int64_t first, int64_t index_step)     \
+static void oxmera_max_pool_tap_##T(const T *OXMERA_RESTRICT x, ptrdiff_t plane_step,        \
+                                    ptrdiff_t row_step, ptrdiff_t col_step,                  \
+                                    T *OXMERA_RESTRICT best, int64_t *OXMERA_RESTRICT where, \
+                                    ptrdiff_t planes, ptrdiff_t out_plane, ptrdiff_t rows,   \
+                                    ptrdiff_t cols, ptrdiff_t out_row, int64_t first,        \
+                                    int64_t index_row_step, int64_t index_col_step)          \
 {                                                                                            \
-    /* one kernel position for a run of outputs: selects, not jumps (on data a branch  */   \
-    /* cannot predict, the mispredictions were most of the time), so it vectorizes      */   \
-    for (ptrdiff_t o = 0; o < count; o++) {                                                 \
-        T v = row[o * step];                                                                 \
-        int take = (where[o] < 0) | (v > best[o]) | (v != v);                               \
-        best[o] = take ? v : best[o];                                                        \
-        where[o] = take ? first + o * index_step : where[o];                                 \
+    /* one kernel position for a block of outputs of every plane: selects, not jumps   */   \
+    /* (on data a branch cannot predict, the mispredictions were most of the time)     */   \
+    for (ptrdiff_t q = 0; q < planes; q++)                                                   \
+    for (ptrdiff_t r = 0; r < rows; r++) {                                                   \
+        const T *row = x + q * plane_step + r * row_step;                                    \
+        T *b = best + q * out_plane + r * out_row;                                           \
+        int64_t *w = where + q * out_plane + r * out_row;                                    \
+        const int64_t start = first + r * index_row_step;                                    \
+        for (ptrdiff_t o = 0; o < cols; o++) {                                               \
+            T v = row[o * col_step];                                                         \
+            int take = (w[o] < 0) | (v > b[o]) | (v != v);                                   \
+            b[o] = take ? v : b[o];                                                          \
+            w[o] = take ? start + o * index_col_step : w[o];                                 \
+        }                                                                                    \
     }                                                                                        \
 }                                                                                            \
                                                                                              \
-static int oxmera_max_pool2d_##T(const T *x, T *values, int64_t *indices, ptrdiff_t n,      \
-                                  ptrdiff_t c, ptrdiff_t h, ptrdiff_t w,                     \
-                                  const ptrdiff_t *in_stride, const ptrdiff_t *kernel,       \
-                                  const ptrdiff_t *out, const ptrdiff_t *stride,             \
-                                  const ptrdiff_t *pad, const ptrdiff_t *dilation)           \
+static int oxmera_max_pool2d_##T(const T *x, T *values, int64_t *indices, ptrdiff_t n,       \
+                                 ptrdiff_t c, ptrdiff_t h, ptrdiff_t w,                      \
+                                 const ptrdiff_t *in_stride, const ptrdiff_t *kernel,        \
+                                 const ptrdiff_t *out, const ptrdiff_t *stride,              \
+                                 const ptrdiff_t *pad, const ptrdiff_t *dilation)            \
 {                                                                                            \
-    const ptrdiff_t OW = out[1];                                                             \
-    ptrdiff_t at = 0;                                                                        \
-    ptrdiff_t *ranges = (ptrdiff_t *)malloc(2 * kernel[1] * sizeof(ptrdiff_t));              \
-    if (!ranges)                                                                             \
-        return -1;                                                                           \
-    for (ptrdiff_t kw = 0; kw < kernel[1]; kw++)   /* found once: they divide */            \
-        oxmera_valid_range(w, OW, stride[1], pad[1], kw * dilation[1], &ranges[2 * kw],      \
-                           &ranges[2 * kw + 1]);                                             \
+    const ptrdiff_t OH = out[0], OW = out[1];                                                \
+    for (ptrdiff_t t = 0; t < n * c * OH * OW; t++)                                          \
+        indices[t] = -1;                                                                     \
     for (ptrdiff_t i = 0; i < n; i++)                                                        \
-    for (ptrdiff_t j = 0; j < c; j++) {                                                      \
-        const T *plane = x + i * in_stride[0] + j * in_stride[1];                            \
-        for (ptrdiff_t oh = 0; oh < out[0]; oh++, at += OW) {                                \
-            for (ptrdiff_t ow = 0; ow < OW; ow++)                                            \
-                indices[at + ow] = -1;                                                       \
-            for (ptrdiff_t kh = 0; kh < kernel[0]; kh++) {                                   \
-                ptrdiff_t ih = oh * stride[0] - pad[0] + kh * dilation[0];                   \
-                if (ih < 0 || ih >= h)                                                       \
-                    continue;                                                                \
-                for (ptrdiff_t kw = 0; kw < kernel[1]; kw++) {                               \
-                    ptrdiff_t lo = ranges[2 * kw], hi = ranges[2 * kw + 1];                  \
-                    ptrdiff_t shift = kw * dilation[1] - pad[1];                             \
-                    if (lo < hi)                                                             \
-                        oxmera_max_pool_taps_##T(                                            \
-                            plane + ih * in_stride[2] + (lo * stride[1] + shift) * in_stride[3], \
-                            stride[1] * in_stride[3], values + at + lo, indices + at + lo,   \
-                            hi - lo, ih * w + lo * stride[1] + shift, stride[1]);            \
-                }                                                                            \
-            }                                                                                \
+    for (ptrdiff_t kh = 0; kh < kernel[0]; kh++) {                                           \
+        ptrdiff_t rlo, rhi, lo, hi;                                                          \
+        oxmera_valid_range(h, OH, stride[0], pad[0], kh * dilation[0], &rlo, &rhi);         \
+        ptrdiff_t ih = rlo * stride[0] - pad[0] + kh * dilation[0];                          \
+        for (ptrdiff_t kw = 0; kw < kernel[1]; kw++) {                                       \
+            oxmera_valid_range(w, OW, stride[1], pad[1], kw * dilation[1], &lo, &hi);       \
+            ptrdiff_t iw = lo * stride[1] - pad[1] + kw * dilation[1];                       \
+            if (rlo < rhi && lo < hi)                                                        \
+                oxmera_max_pool_tap_##T(                                                     \
+                    x + i * in_stride[0] + ih * in_stride[2] + iw * in_stride[3],            \
+                    in_stride[1], stride[0] * in_stride[2], stride[1] * in_stride[3],        \
+                    values + (i * c * OH + rlo) * OW + lo,                                   \
+                    indices + (i * c * OH + rlo) * OW + lo, c, OH * OW, rhi - rlo, hi - lo,  \
+                    OW, ih * w + iw, stride[0] * w, stride[1]);                              \
         }                                                                                    \
     }                                                                                        \
-    free(ranges);                                                                            \
     return 0;                                                                                \
 }
 
