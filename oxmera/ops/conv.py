@@ -1,13 +1,17 @@
 """Convolution and pooling ops: conv1d, conv2d, conv3d, max_pool2d, avg_pool2d.
 
-The forwards use NumPy stride tricks, never a Python loop over pixels. A
-convolution pads the input, takes the strided window view of it
-(``sliding_window_view``), copies that view once into the im2col matrix and
-multiplies it by the weight in one batched matmul (batched over samples and
-groups). Pooling reduces the same window view one kernel position at a time:
-``KH * KW`` whole-array NumPy calls (measured 10-20x faster than reducing the
-view over its two small window axes), and scattering a gradient back onto
-the input (col2im) adds whole strided slices the same way.
+A convolution gathers its input into the im2col matrix in one compiled
+pass (``oxmera/_core/_conv_kernels.h``: any input strides, the zero padding
+by bounds, no padded copy) and multiplies it by the weight in one batched
+matmul (batched over samples and groups, or one product over the whole batch
+for small images); its input gradient is the product's transpose and the
+compiled col2im, the gather's adjoint. ``max_pool2d`` (float32/float64) and
+its gradient are compiled loops too. ``avg_pool2d`` and a float16
+``max_pool2d`` reduce the strided window view (``sliding_window_view``) of
+the padded input one kernel position at a time: ``KH * KW`` whole-array
+NumPy calls (measured 10-20x faster than reducing the view over its two
+small window axes); ``avg_pool2d``'s gradient adds whole strided slices the
+same way. Measurements: docs/performance.rst.
 
 Every VJP is written with ops of this module, and each of those has its VJP
 here too, so gradients of any order work:
