@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Compiled elementwise kernels NumPy has no ufunc for (the C is in ``_kernels.h``).
+"""Compiled elementwise kernels NumPy has no ufunc for (the C is in ``_kernels.h``),
+and the gathers of the convolutions and max pooling (``_conv_kernels.h``).
 
 Private: ``oxmera.ops`` calls them on NumPy arrays (any layout; the loops run
 over a C-contiguous copy when the input is not one), without the GIL. They
