@@ -254,12 +254,21 @@ def _columns(x, kernel, out_size, stride, pads, dilation, batch_layout):
     product over the batch needs them), else ``(N, C*K, P)``; ``K`` is the
     kernel's size, ``P`` the number of output positions, and a row's ``C*K``
     index is channel-major, so ``groups`` is a reshape to ``(g, C/g*K, ...)``.
-    One compiled pass over any layout of ``x`` (``_conv_kernels.h``): NumPy's
-    one strided copy per kernel position spent its time on rows of 4 to 8
-    elements, and needed a padded copy of the input first.
+    The batch layout (small images) is one compiled pass over any layout of
+    ``x`` (``_conv_kernels.h``): NumPy's one strided copy per kernel position
+    spent its time on rows of 4 to 8 elements, and needed a padded copy of
+    the input first.
     """
-    return _kernels.im2col(x, tuple(kernel), tuple(out_size), stride,
-                           tuple(lo for lo, _ in pads), dilation, batch_layout)
+    if batch_layout:
+        return _kernels.im2col(x, tuple(kernel), tuple(out_size), stride,
+                               tuple(lo for lo, _ in pads), dilation, True)
+    # Per sample (images of 256 positions and more) the strided copy of the
+    # padded input's window view walks rows of 16 or more elements, where
+    # NumPy's copy is faster than the compiled gather (measured on a
+    # (32, 16, 32, 32) input: 1.2 against 1.7 ms).
+    windows = _windows(_pad(x, pads, 0), kernel, stride, dilation, out_size)
+    n, c = x.shape[:2]
+    return np.ascontiguousarray(windows).reshape(n, c * math.prod(kernel), math.prod(out_size))
 
 
 def _add_columns(cols, out, kernel, out_size, stride, pads, dilation, batch_layout):
