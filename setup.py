@@ -51,7 +51,9 @@ extensions = [
     Extension(
         "oxmera._core._kernels",
         ["oxmera/_core/_kernels.pyx"],
-        depends=["oxmera/_core/_kernels.h"],
+        depends=["oxmera/_core/_kernels.h", "oxmera/_core/_conv_kernels.h"],
+        include_dirs=[numpy.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=(["-O0", "-g"] if DEBUG
                             else [] if sys.platform == "win32" else ["-fno-trapping-math"]),
     ),

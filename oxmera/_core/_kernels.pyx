@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Compiled elementwise kernels NumPy has no ufunc for (the C is in ``_kernels.h``).
+"""Compiled elementwise kernels NumPy has no ufunc for (the C is in ``_kernels.h``),
+and the gathers of the convolutions and max pooling (``_conv_kernels.h``).
 
 Private: ``oxmera.ops`` calls them on NumPy arrays (any layout; the loops run
 over a C-contiguous copy when the input is not one), without the GIL. They
@@ -355,3 +356,236 @@ def lstm_gates_backward(grad_h, grad_c, i, f, g, o, cx):
                                            &vg[0, 0], &vo[0, 0], ld, &vc[0, 0], ld_cx,
                                            &vout[0, 0, 0], rows, n)
     return tuple(out)
+
+
+# -- convolution and max pooling (the C is in _conv_kernels.h) -------------------------
+
+cimport numpy as cnp
+
+cnp.import_array()
+
+cdef extern from "_conv_kernels.h" nogil:
+    ctypedef struct oxmera_conv_geometry:
+        Py_ssize_t n, c
+        Py_ssize_t size[3]
+        Py_ssize_t in_stride[5]
+        Py_ssize_t kernel[3]
+        Py_ssize_t out[3]
+        Py_ssize_t stride[3]
+        Py_ssize_t pad[3]
+        Py_ssize_t dilation[3]
+        Py_ssize_t col_n, col_row
+    int oxmera_im2col_uint16_t(const void *x, void *cols, const oxmera_conv_geometry *g)
+    int oxmera_im2col_uint32_t(const void *x, void *cols, const oxmera_conv_geometry *g)
+    int oxmera_im2col_uint64_t(const void *x, void *cols, const oxmera_conv_geometry *g)
+    int oxmera_col2im_float(const float *cols, float *out, const oxmera_conv_geometry *g)
+    int oxmera_col2im_double(const double *cols, double *out, const oxmera_conv_geometry *g)
+    int oxmera_max_pool2d_float(const float *x, float *values, cnp.int64_t *indices,
+                                 Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
+                                 const Py_ssize_t *in_stride, const Py_ssize_t *kernel,
+                                 const Py_ssize_t *out, const Py_ssize_t *stride,
+                                 const Py_ssize_t *pad, const Py_ssize_t *dilation)
+    int oxmera_max_pool2d_double(const double *x, double *values, cnp.int64_t *indices,
+                                  Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
+                                  const Py_ssize_t *in_stride, const Py_ssize_t *kernel,
+                                  const Py_ssize_t *out, const Py_ssize_t *stride,
+                                  const Py_ssize_t *pad, const Py_ssize_t *dilation)
+    void oxmera_plane_scatter_float(const float *grad, const cnp.int64_t *indices, float *out,
+                                    Py_ssize_t planes, Py_ssize_t outputs, Py_ssize_t plane_size)
+    void oxmera_plane_scatter_double(const double *grad, const cnp.int64_t *indices,
+                                     double *out, Py_ssize_t planes, Py_ssize_t outputs,
+                                     Py_ssize_t plane_size)
+
+
+cdef void _geometry(oxmera_conv_geometry *g, x, tuple spatial, tuple kernel,
+                    tuple out, tuple stride, tuple pad, tuple dilation, bint batch_layout) except *:
+    """Fill ``g`` for ``x`` (N, C, *spatial) and 1 to 3 spatial dims (the missing leading
+    ones are 1); element strides from x's byte strides."""
+    cdef int nd = len(kernel), i, skip = 3 - len(kernel)
+    if not (1 <= nd <= 3 and len(spatial) == len(out) == len(stride) == len(pad)
+            == len(dilation) == nd and x.ndim == nd + 2):
+        raise ValueError(f"conv kernel: {nd}-D geometry for an array of shape {x.shape}")
+    cdef Py_ssize_t itemsize = x.itemsize
+    g.n, g.c = x.shape[0], x.shape[1]
+    for i in range(3):
+        g.size[i] = g.kernel[i] = g.out[i] = g.stride[i] = g.dilation[i] = 1
+        g.pad[i] = 0
+    for i in range(5):
+        g.in_stride[i] = 0
+    g.in_stride[0] = x.strides[0] // itemsize
+    g.in_stride[1] = x.strides[1] // itemsize
+    for i in range(nd):
+        g.size[skip + i] = spatial[i]
+        g.in_stride[2 + skip + i] = x.strides[2 + i] // itemsize
+        g.kernel[skip + i] = kernel[i]
+        g.out[skip + i] = out[i]
+        g.stride[skip + i] = stride[i]
+        g.pad[skip + i] = pad[i]
+        g.dilation[skip + i] = dilation[i]
+    cdef Py_ssize_t positions = g.out[0] * g.out[1] * g.out[2]
+    cdef Py_ssize_t rows = g.c * g.kernel[0] * g.kernel[1] * g.kernel[2]
+    if batch_layout:
+        g.col_n, g.col_row = positions, g.n * positions
+    else:
+        g.col_n, g.col_row = rows * positions, positions
+
+
+def _is_aligned(x):
+    return x.flags.aligned and not any(s % x.itemsize for s in x.strides)
+
+
+def _check_aligned(x, str what):
+    if not _is_aligned(x):
+        raise ValueError(f"conv kernel: {what} is not aligned to its items")
+
+
+def im2col(x, tuple kernel, tuple out, tuple stride, tuple pad, tuple dilation,
+           bint batch_layout):
+    """The column matrix of ``x`` (N, C, *spatial), 1 to 3 spatial dims, any strides, any
+    dtype of 2, 4 or 8 bytes (a copy: zero bits read as 0): ``(C*K, N*P)`` in the batch
+    layout, else ``(N, C*K, P)`` (K the kernel's size, P the output's). ``pad`` is the
+    padding before each dim (negative crops); ``out`` the output size."""
+    a = np.asarray(x)
+    if a.dtype.hasobject or a.itemsize not in (2, 4, 8):
+        raise TypeError(f"im2col kernel: items of 2, 4 or 8 bytes only, got {a.dtype}")
+    if not _is_aligned(a):
+        a = a.copy()
+    cdef oxmera_conv_geometry g
+    _geometry(&g, a, a.shape[2:], kernel, out, stride, pad, dilation, batch_layout)
+    cdef Py_ssize_t positions = g.out[0] * g.out[1] * g.out[2]
+    cdef Py_ssize_t rows = g.c * g.kernel[0] * g.kernel[1] * g.kernel[2]
+    if batch_layout:
+        shape = (rows, g.n * positions)
+    else:
+        shape = (g.n, rows, positions)
+    cols = np.empty(shape, a.dtype)
+    cdef const void *src = cnp.PyArray_DATA(<cnp.ndarray>a)
+    cdef void *dst = cnp.PyArray_DATA(<cnp.ndarray>cols)
+    cdef Py_ssize_t itemsize = a.itemsize
+    if cols.size == 0:
+        return cols
+    cdef int status
+    with nogil:
+        if itemsize == 2:
+            status = oxmera_im2col_uint16_t(src, dst, &g)
+        elif itemsize == 4:
+            status = oxmera_im2col_uint32_t(src, dst, &g)
+        else:
+            status = oxmera_im2col_uint64_t(src, dst, &g)
+    if status:
+        raise MemoryError("im2col kernel: out of memory")
+    return cols
+
+
+def col2im(cols, out, tuple kernel, tuple out_size, tuple stride, tuple pad, tuple dilation,
+           bint batch_layout):
+    """The adjoint of :func:`im2col`: adds every element of ``cols`` (float32 or float64,
+    C-contiguous in the layout given) at its input position of ``out`` (N, C, *spatial),
+    an aligned writable array of the same dtype, any strides. Returns ``out``."""
+    if type(cols) is not np.ndarray or type(out) is not np.ndarray:
+        raise TypeError("col2im kernel: NumPy arrays only")
+    if cols.dtype != out.dtype or (cols.dtype != np.float32 and cols.dtype != np.float64):
+        raise TypeError(f"col2im kernel: float32 or float64 only, one for both, got "
+                        f"{cols.dtype} and {out.dtype}")
+    if not cols.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("col2im kernel: the columns must be C-contiguous, out writable")
+    _check_aligned(out, "out")
+    _check_aligned(cols, "columns")
+    cdef oxmera_conv_geometry g
+    _geometry(&g, out, out.shape[2:], kernel, out_size, stride, pad, dilation, batch_layout)
+    cdef Py_ssize_t rows = g.c * g.kernel[0] * g.kernel[1] * g.kernel[2]
+    if cols.size != rows * g.n * g.out[0] * g.out[1] * g.out[2]:
+        raise ValueError(f"col2im kernel: columns of shape {cols.shape} for input shape "
+                         f"{out.shape} and kernel {kernel}")
+    if cols.size == 0:
+        return out
+    cdef bint single = cols.itemsize == 4
+    cdef int status
+    with nogil:
+        if single:
+            status = oxmera_col2im_float(<const float *>cnp.PyArray_DATA(<cnp.ndarray>cols),
+                                         <float *>cnp.PyArray_DATA(<cnp.ndarray>out), &g)
+        else:
+            status = oxmera_col2im_double(<const double *>cnp.PyArray_DATA(<cnp.ndarray>cols),
+                                          <double *>cnp.PyArray_DATA(<cnp.ndarray>out), &g)
+    if status:
+        raise MemoryError("col2im kernel: out of memory")
+    return out
+
+
+def max_pool2d(x, tuple kernel, tuple out, tuple stride, tuple pad, tuple dilation):
+    """2-D max pooling of float32/float64 ``x`` (N, C, H, W), any strides: ``(values,
+    indices)``, C-contiguous (N, C, *out), the indices int64 and flat in each (H, W)
+    plane. ``pad`` is the padding before (top, left); every window must hold an element
+    of the input (the caller checks)."""
+    a = np.asarray(x)
+    if (a.dtype != np.float32 and a.dtype != np.float64) or a.ndim != 4:
+        raise TypeError(f"max_pool2d kernel: 4-D float32 or float64 only, got {a.dtype} "
+                        f"of shape {a.shape}")
+    if not _is_aligned(a):
+        a = a.copy()
+    cdef Py_ssize_t strides[4]
+    cdef Py_ssize_t k[2]
+    cdef Py_ssize_t o[2]
+    cdef Py_ssize_t s[2]
+    cdef Py_ssize_t p[2]
+    cdef Py_ssize_t d[2]
+    cdef int i
+    for i in range(4):
+        strides[i] = a.strides[i] // a.itemsize
+    for i in range(2):
+        k[i], o[i], s[i], p[i], d[i] = kernel[i], out[i], stride[i], pad[i], dilation[i]
+    shape = (a.shape[0], a.shape[1], o[0], o[1])
+    values = np.empty(shape, a.dtype)
+    indices = np.empty(shape, np.int64)
+    cdef Py_ssize_t n = a.shape[0], c = a.shape[1], h = a.shape[2], w = a.shape[3]
+    if values.size == 0:
+        return values, indices
+    cdef bint single = a.itemsize == 4
+    cdef int status
+    with nogil:
+        if single:
+            status = oxmera_max_pool2d_float(
+                <const float *>cnp.PyArray_DATA(<cnp.ndarray>a),
+                <float *>cnp.PyArray_DATA(<cnp.ndarray>values),
+                <cnp.int64_t *>cnp.PyArray_DATA(<cnp.ndarray>indices),
+                n, c, h, w, strides, k, o, s, p, d)
+        else:
+            status = oxmera_max_pool2d_double(
+                <const double *>cnp.PyArray_DATA(<cnp.ndarray>a),
+                <double *>cnp.PyArray_DATA(<cnp.ndarray>values),
+                <cnp.int64_t *>cnp.PyArray_DATA(<cnp.ndarray>indices),
+                n, c, h, w, strides, k, o, s, p, d)
+    if status:
+        raise MemoryError("max_pool2d kernel: out of memory")
+    return values, indices
+
+
+def plane_scatter(grad, indices, Py_ssize_t planes, Py_ssize_t plane_size):
+    """``out[p, indices[p, o]] += grad[p, o]`` into zeros of ``(planes, plane_size)``:
+    float32/float64 ``grad`` and int64 ``indices`` of ``planes * outputs`` elements,
+    every index in ``[0, plane_size)`` (the caller checks)."""
+    g = np.ascontiguousarray(grad)
+    idx = np.ascontiguousarray(indices, np.int64)
+    if g.dtype != np.float32 and g.dtype != np.float64:
+        raise TypeError(f"plane_scatter kernel: float32 or float64 only, got {g.dtype}")
+    if g.size != idx.size or (planes and g.size % planes):
+        raise ValueError(f"plane_scatter kernel: {g.size} gradients, {idx.size} indices, "
+                         f"{planes} planes")
+    out = np.zeros((planes, plane_size), g.dtype)
+    cdef Py_ssize_t outputs = g.size // planes if planes else 0
+    if g.size == 0:
+        return out
+    cdef bint single = g.itemsize == 4
+    with nogil:
+        if single:
+            oxmera_plane_scatter_float(<const float *>cnp.PyArray_DATA(<cnp.ndarray>g),
+                                       <const cnp.int64_t *>cnp.PyArray_DATA(<cnp.ndarray>idx),
+                                       <float *>cnp.PyArray_DATA(<cnp.ndarray>out), planes, outputs,
+                                       plane_size)
+        else:
+            oxmera_plane_scatter_double(
+                <const double *>cnp.PyArray_DATA(<cnp.ndarray>g),
+                <const cnp.int64_t *>cnp.PyArray_DATA(<cnp.ndarray>idx),
+                <double *>cnp.PyArray_DATA(<cnp.ndarray>out), planes, outputs, plane_size)
+    return out

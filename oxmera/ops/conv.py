@@ -1,13 +1,17 @@
 """Convolution and pooling ops: conv1d, conv2d, conv3d, max_pool2d, avg_pool2d.
 
-The forwards use NumPy stride tricks, never a Python loop over pixels. A
-convolution pads the input, takes the strided window view of it
-(``sliding_window_view``), copies that view once into the im2col matrix and
-multiplies it by the weight in one batched matmul (batched over samples and
-groups). Pooling reduces the same window view one kernel position at a time:
-``KH * KW`` whole-array NumPy calls (measured 10-20x faster than reducing the
-view over its two small window axes), and scattering a gradient back onto
-the input (col2im) adds whole strided slices the same way.
+A convolution gathers its input into the im2col matrix in one compiled
+pass (``oxmera/_core/_conv_kernels.h``: any input strides, the zero padding
+by bounds, no padded copy) and multiplies it by the weight in one batched
+matmul (batched over samples and groups, or one product over the whole batch
+for small images); its input gradient is the product's transpose and the
+compiled col2im, the gather's adjoint. ``max_pool2d`` (float32/float64) and
+its gradient are compiled loops too. ``avg_pool2d`` and a float16
+``max_pool2d`` reduce the strided window view (``sliding_window_view``) of
+the padded input one kernel position at a time: ``KH * KW`` whole-array
+NumPy calls (measured 10-20x faster than reducing the view over its two
+small window axes); ``avg_pool2d``'s gradient adds whole strided slices the
+same way. Measurements: docs/performance.rst.
 
 Every VJP is written with ops of this module, and each of those has its VJP
 here too, so gradients of any order work:
@@ -36,6 +40,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from oxmera._core import _kernels
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops._utils import accumulation_dtype, narrow
@@ -230,19 +235,6 @@ def _chunks(n, per_sample_bytes):
     return [slice(start, min(start + step, n)) for start in range(0, n, step)]
 
 
-def _im2col(windows, groups):
-    """The im2col matrix of a window view ``(N, C, *kernel, *out)``: ``(N, g, C/g*K, P)``.
-
-    ``K`` is the kernel's size, ``P`` the number of output positions. The one
-    copy of the convolution: the view's rows are contiguous runs of the
-    input, so it is fast.
-    """
-    n, c = windows.shape[:2]
-    nd = (windows.ndim - 2) // 2
-    kernel, positions = math.prod(windows.shape[2:2 + nd]), math.prod(windows.shape[2 + nd:])
-    return np.ascontiguousarray(windows).reshape(n, groups, c // groups * kernel, positions)
-
-
 #: A convolution whose output has fewer positions per sample than this runs as
 #: one matrix product over the whole batch instead of one per sample: the
 #: products of small images (8x8, 4x4 in a digits CNN) are too small for BLAS
@@ -255,15 +247,43 @@ def _batch_layout(positions):
     return positions < _BATCHED_POSITIONS
 
 
-def _batch_columns(windows, groups):
-    """The im2col matrix of a whole batch, ``(g, C/g*K, N*P)``, from a window view
-    ``(N, C, *kernel, *out)``: the samples side by side, as one product needs them."""
-    n, c = windows.shape[:2]
-    nd = (windows.ndim - 2) // 2
-    kernel, positions = math.prod(windows.shape[2:2 + nd]), math.prod(windows.shape[2 + nd:])
-    order = (1, *range(2, 2 + nd), 0, *range(2 + nd, 2 + 2 * nd))   # (C, *kernel, N, *out)
-    return np.ascontiguousarray(windows.transpose(order)).reshape(
-        groups, c // groups * kernel, n * positions)
+def _columns(x, kernel, out_size, stride, pads, dilation, batch_layout):
+    """The im2col matrix of ``x`` (N, C, *spatial), padded by ``pads`` with zeros.
+
+    ``(C*K, N*P)`` in the batch layout (the samples side by side, as one
+    product over the batch needs them), else ``(N, C*K, P)``; ``K`` is the
+    kernel's size, ``P`` the number of output positions, and a row's ``C*K``
+    index is channel-major, so ``groups`` is a reshape to ``(g, C/g*K, ...)``.
+    The batch layout (small images) is one compiled pass over any layout of
+    ``x`` (``_conv_kernels.h``): NumPy's one strided copy per kernel position
+    spent its time on rows of 4 to 8 elements, and needed a padded copy of
+    the input first.
+    """
+    if batch_layout:
+        return _kernels.im2col(x, tuple(kernel), tuple(out_size), stride,
+                               tuple(lo for lo, _ in pads), dilation, True)
+    # Per sample (images of 256 positions and more) the strided copy of the
+    # padded input's window view walks rows of 16 or more elements, where
+    # NumPy's copy is faster than the compiled gather (measured on a
+    # (32, 16, 32, 32) input: 1.2 against 1.7 ms).
+    windows = _windows(_pad(x, pads, 0), kernel, stride, dilation, out_size)
+    n, c = x.shape[:2]
+    return np.ascontiguousarray(windows).reshape(n, c * math.prod(kernel), math.prod(out_size))
+
+
+def _add_columns(cols, out, kernel, out_size, stride, pads, dilation, batch_layout):
+    """col2im, the adjoint of :func:`_columns`: adds ``cols`` at their input positions of
+    ``out`` (N, C, *spatial; float32 or float64 as ``cols``), dropping the padding."""
+    _kernels.col2im(np.ascontiguousarray(cols), out, tuple(kernel), tuple(out_size), stride,
+                    tuple(lo for lo, _ in pads), dilation, batch_layout)
+
+
+def _sample_major(array):
+    """Whether ``array`` (N, C, ...) is laid out sample by sample, or as its ``(C, N, ...)``
+    transpose is: a convolution's batch layout returns its output channel-first, and
+    the ops after it (max pooling, its gradient, col2im) keep that layout, so that
+    every later copy into the channel-first column matrices is a reshape."""
+    return abs(array.strides[0]) >= abs(array.strides[1]) or array.shape[1] == 1
 
 
 def _channels_first(array, groups):
@@ -276,70 +296,72 @@ def _channels_first(array, groups):
 def _correlate(x, w, stride, pads, dilation, groups, out_size):
     """The convolution (a cross-correlation) of ``x`` (N, C, *spatial) with ``w`` (O, C/g, *k)."""
     n, o = x.shape[0], w.shape[0]
-    size, positions = math.prod(w.shape[1:]), math.prod(out_size)
+    kernel, size, positions = w.shape[2:], math.prod(w.shape[1:]), math.prod(out_size)
     dtype = np.result_type(x.dtype, w.dtype)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size)
-    windows = _windows(_pad(x, pads, 0), w.shape[2:], stride, dilation, out_size)
     if _batch_layout(positions):
         # (g, O/g, K) @ (g, K, N*P): an (O, N, *out) array, returned as its
         # (N, O, *out) view (no copy; later ops take any strides)
-        out = np.matmul(wm, _batch_columns(windows, groups))
+        cols = _columns(x, kernel, out_size, stride, pads, dilation, True)
+        out = np.matmul(wm, cols.reshape(groups, size, n * positions))
         return out.reshape((o, n) + tuple(out_size)).swapaxes(0, 1)
     out = np.empty((n, groups, o // groups, positions), dtype)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
+        cols = _columns(x[chunk], kernel, out_size, stride, pads, dilation, False)
         # (g, O/g, K) @ (n, g, K, P) -> (n, g, O/g, P): already (N, O, Ho, Wo) in memory.
-        np.matmul(wm, _im2col(windows[chunk], groups), out=out[chunk])
+        np.matmul(wm, cols.reshape(-1, groups, size, positions), out=out[chunk])
     return out.reshape((n, o) + tuple(out_size))
 
 
 def _correlate_input_grad(grad, w, input_shape, stride, pads, dilation, groups):
     """The transposed convolution: the gradient of ``_correlate`` with respect to ``x``."""
     n, o = grad.shape[:2]
-    out_size, kernel, channels = grad.shape[2:], w.shape[2:], input_shape[1]
+    out_size, kernel = grad.shape[2:], w.shape[2:]
     size, positions = math.prod(w.shape[1:]), math.prod(out_size)
     dtype = np.result_type(grad.dtype, w.dtype)
     wm = np.ascontiguousarray(w).reshape(groups, o // groups, size).transpose(0, 2, 1)
-    spatial = tuple(input_shape[2:])
-    padded = tuple(length + lo + hi for length, (lo, hi) in zip(spatial, pads))
+    # col2im adds in float32 for float16 (as the weight's gradient sums), rounded once.
+    wide = accumulation_dtype(dtype)
     if _batch_layout(positions):
-        # (g, K, O/g) @ (g, O/g, N*P): the batch's im2col gradient, (C, *kernel, N, *out)
-        cols = np.matmul(wm, _channels_first(grad, groups)).reshape(
-            (channels,) + tuple(kernel) + (n,) + tuple(out_size))
-        out = np.zeros((channels, n) + padded, dtype)       # col2im channel-first, as cols
-        _add_windows(out, lambda *taps: cols[(slice(None),) + taps], kernel, stride, dilation,
-                     out_size)
-        return _unpad(out.swapaxes(0, 1), pads, spatial)
+        # (g, K, O/g) @ (g, O/g, N*P): the batch's im2col gradient, (C*K, N*P),
+        # added into a channel-first gradient (returned as its (N, C, ...) view)
+        cols = np.matmul(wm, _channels_first(grad, groups))
+        out = np.zeros((input_shape[1], n) + tuple(input_shape[2:]), wide).swapaxes(0, 1)
+        _add_columns(cols.astype(wide, copy=False), out, kernel, out_size, stride, pads,
+                     dilation, True)
+        return narrow(out, dtype)
+    out = np.zeros(tuple(input_shape), wide)
     gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
-    out = np.zeros((n, channels) + padded, dtype)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
         # (g, K, O/g) @ (n, g, O/g, P): the gradient of the im2col matrix, then col2im.
-        cols = np.matmul(wm, gm[chunk]).reshape((-1, channels) + tuple(kernel) + tuple(out_size))
-        _add_windows(out[chunk], lambda *taps: cols[(slice(None), slice(None)) + taps], kernel,
-                     stride, dilation, out_size)
-    return _unpad(out, pads, spatial)
+        cols = np.matmul(wm, gm[chunk])
+        _add_columns(cols.astype(out.dtype, copy=False), out[chunk], kernel, out_size, stride,
+                     pads, dilation, False)
+    return narrow(out, dtype)
 
 
 def _correlate_weight_grad(x, grad, weight_shape, stride, pads, dilation, groups):
     """The gradient of ``_correlate`` with respect to ``w``."""
     n, o = grad.shape[:2]
-    size, positions = math.prod(weight_shape[1:]), math.prod(grad.shape[2:])
+    kernel, out_size = weight_shape[2:], grad.shape[2:]
+    size, positions = math.prod(weight_shape[1:]), math.prod(out_size)
     dtype = np.result_type(x.dtype, grad.dtype)
-    windows = _windows(_pad(x, pads, 0), weight_shape[2:], stride, dilation, grad.shape[2:])
+    # The sum over the samples accumulates in float32 for float16 (as PyTorch).
+    wide = accumulation_dtype(dtype)
     if _batch_layout(positions):
         # (g, O/g, N*P) @ (g, N*P, K): the sum over the samples is in the product
-        wide = accumulation_dtype(dtype)
+        cols = _columns(x, kernel, out_size, stride, pads, dilation, True)
         total = np.matmul(_channels_first(grad, groups).astype(wide, copy=False),
-                          _batch_columns(windows, groups).astype(wide, copy=False)
+                          cols.reshape(groups, size, n * positions).astype(wide, copy=False)
                           .transpose(0, 2, 1))
         return narrow(total.reshape(weight_shape), dtype)
     gm = np.ascontiguousarray(grad).reshape(n, groups, o // groups, positions)
-    # The sum over the samples accumulates in float32 for float16 (as PyTorch).
-    total = np.zeros((groups, o // groups, size), accumulation_dtype(dtype))
+    total = np.zeros((groups, o // groups, size), wide)
     for chunk in _chunks(n, groups * size * positions * dtype.itemsize):
-        cols = _im2col(windows[chunk], groups)
+        cols = _columns(x[chunk], kernel, out_size, stride, pads, dilation, False)
         # Per sample and group (O/g, P) @ (P, K), summed over the samples.
-        total += np.add.reduce(np.matmul(gm[chunk], cols.transpose(0, 1, 3, 2)), axis=0,
-                               dtype=total.dtype)
+        total += np.add.reduce(np.matmul(gm[chunk], cols.reshape(-1, groups, size, positions)
+                                         .transpose(0, 1, 3, 2)), axis=0, dtype=total.dtype)
     return narrow(total.reshape(weight_shape), dtype)
 
 
@@ -386,7 +408,15 @@ def _conv_vjp(nd, opname, ctx, grad, input, weight, bias, stride, padding, dilat
     if needs[1]:
         grad_weight = conv_weight_grad(input, grad, weight.shape, stride, pads, dilation, groups)
     if needs[2]:
-        grad_bias = grad.sum(dim=(0,) + tuple(range(2, nd + 2)))
+        # NumPy reduces over the samples fastest when they are the outer dim in
+        # memory, as one pass of whole-row adds (a (128, 32, 4, 4) gradient: 17
+        # against 130 us for one reduction over dims (0, 2, 3)); a channel-first
+        # gradient is fastest in one reduction.
+        spatial = tuple(range(2, nd + 2))
+        if abs(grad.stride(0)) >= abs(grad.stride(1)):
+            grad_bias = grad.sum(dim=0).sum(dim=tuple(d - 1 for d in spatial))
+        else:
+            grad_bias = grad.sum(dim=(0,) + spatial)
     return grad_input, grad_weight, grad_bias
 
 
@@ -639,6 +669,18 @@ def _pool_geometry(opname, input_shape, kernel_size, stride, padding, dilation, 
 def _max_pool2d_forward(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
     kernel, stride, dilation, out_size, pads = _pool_geometry(
         "max_pool2d", input.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    if input.dtype in (np.float32, np.float64):
+        # One compiled pass (_conv_kernels.h), by the same rules as the NumPy
+        # passes below: 5-10x faster than them on a CNN's planes. It walks the
+        # planes in memory order and writes them so (see _sample_major).
+        batched = input if input.ndim == 4 else input[None]
+        swap = not _sample_major(batched)
+        values, indices = _kernels.max_pool2d(batched.swapaxes(0, 1) if swap else batched,
+                                              kernel, out_size, stride,
+                                              tuple(lo for lo, _ in pads), dilation)
+        if swap:
+            values, indices = values.swapaxes(0, 1), indices.swapaxes(0, 1)
+        return (values, indices) if input.ndim == 4 else (values[0], indices[0])
     height, width = input.shape[-2:]
     windows = _windows(_pad(input, pads, -np.inf), kernel, stride, dilation, out_size)
     positions = [(i, j) for i in range(kernel[0]) for j in range(kernel[1])]
@@ -765,6 +807,15 @@ def max_pool2d_backward(grad, indices, input_shape):
     if grad.dtype.kind != "f":
         raise TypeError(f"max_pool2d_backward(): grad must be floating, got {grad.dtype}")
     _check_indices("max_pool2d_backward", indices, plane_size, input_shape)
+    if grad.dtype in (np.float32, np.float64):
+        # A compiled loop (_conv_kernels.h): np.add.at costs ~10x more. Indices
+        # laid out channel-first (as max_pool2d leaves them for a convolution's
+        # output) give a gradient laid out so, without a copy of either.
+        if len(input_shape) == 4 and not _sample_major(indices):
+            return _kernels.plane_scatter(
+                grad.swapaxes(0, 1), indices.swapaxes(0, 1), planes, plane_size).reshape(
+                    (input_shape[1], input_shape[0]) + input_shape[2:]).swapaxes(0, 1)
+        return _kernels.plane_scatter(grad, indices, planes, plane_size).reshape(input_shape)
     outputs = math.prod(grad.shape[-2:])
     flat = indices.reshape(planes, outputs) + np.arange(planes)[:, None] * plane_size
     # Repeated indices (overlapping windows) accumulate: np.add.at (in NumPy 2
