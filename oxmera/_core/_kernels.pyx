@@ -385,11 +385,11 @@ cdef extern from "_conv_kernels.h" nogil:
                                  const Py_ssize_t *in_stride, const Py_ssize_t *kernel,
                                  const Py_ssize_t *out, const Py_ssize_t *stride,
                                  const Py_ssize_t *pad, const Py_ssize_t *dilation)
-    int oxmera_max_pool2d_double(const double *x, double *values, cnp.int64_t *indices,
-                                  Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
-                                  const Py_ssize_t *in_stride, const Py_ssize_t *kernel,
-                                  const Py_ssize_t *out, const Py_ssize_t *stride,
-                                  const Py_ssize_t *pad, const Py_ssize_t *dilation)
+    int oxmera_max_pool2d_double(
+        const double *x, double *values, cnp.int64_t *indices,
+        Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
+        const Py_ssize_t *in_stride, const Py_ssize_t *kernel, const Py_ssize_t *out,
+        const Py_ssize_t *stride, const Py_ssize_t *pad, const Py_ssize_t *dilation)
     void oxmera_plane_scatter_float(const float *grad, const cnp.int64_t *indices, float *out,
                                     Py_ssize_t planes, Py_ssize_t outputs, Py_ssize_t plane_size)
     void oxmera_plane_scatter_double(const double *grad, const cnp.int64_t *indices,
