@@ -380,11 +380,11 @@ cdef extern from "_conv_kernels.h" nogil:
     int oxmera_im2col_uint64_t(const void *x, void *cols, const oxmera_conv_geometry *g)
     int oxmera_col2im_float(const float *cols, float *out, const oxmera_conv_geometry *g)
     int oxmera_col2im_double(const double *cols, double *out, const oxmera_conv_geometry *g)
-    int oxmera_max_pool2d_float(const float *x, float *values, cnp.int64_t *indices,
-                                 Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
-                                 const Py_ssize_t *in_stride, const Py_ssize_t *kernel,
-                                 const Py_ssize_t *out, const Py_ssize_t *stride,
-                                 const Py_ssize_t *pad, const Py_ssize_t *dilation)
+    int oxmera_max_pool2d_float(
+        const float *x, float *values, cnp.int64_t *indices,
+        Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
+        const Py_ssize_t *in_stride, const Py_ssize_t *kernel, const Py_ssize_t *out,
+        const Py_ssize_t *stride, const Py_ssize_t *pad, const Py_ssize_t *dilation)
     int oxmera_max_pool2d_double(
         const double *x, double *values, cnp.int64_t *indices,
         Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
