@@ -3201,6 +3201,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             Py_INCREF(v)
             PyTuple_SET_ITEM(kept, i, v)
         node.args = kept
+        kept = None         # the node's alone, so _own_untracked below hides it from the collector
     owned = node.args
     if not sequence:
         for i in range(n):

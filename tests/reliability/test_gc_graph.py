@@ -80,6 +80,10 @@ def test_plain_graphs_are_hidden_until_a_cycle_could_form():
     y = oxmera.sin(x) * 2.0
     assert not gc.is_tracked(y) and not gc.is_tracked(y.grad_fn) and not gc.is_tracked(x)
     assert any(o is y for o in oxmera._core.autograd._sealed_objects())
+    # every kind of saved argument: both inputs, one, none (a regression: a
+    # node's argument tuple once kept a second reference and stayed tracked)
+    for z in (x * x, x + 1.0, x * 0.5 + x, y - x):
+        assert not gc.is_tracked(z) and not gc.is_tracked(z.grad_fn)
     y.register_hook(lambda g: g)
     assert gc.is_tracked(y) and gc.is_tracked(y.grad_fn) and gc.is_tracked(x)
     assert not oxmera._core.autograd._sealed_objects()
