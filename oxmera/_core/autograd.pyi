@@ -52,13 +52,15 @@ class OpDef:
     quiet: bool
     n_required: int
     input_defaults: tuple[Any, ...]
+    hidden: tuple[int, ...] | None
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int,
                  input_names: tuple[str, ...], differentiable: bool,
                  save_mask: tuple[bool, ...] | None, save_output: bool,
                  prepare: Callable[..., Any] | None, view: bool, output_type: type | None,
                  numpy_forward: Callable[..., Any] | None = None, quiet: bool = False,
                  n_required: int | None = None,
-                 input_defaults: tuple[Any, ...] | None = None) -> None: ...
+                 input_defaults: tuple[Any, ...] | None = None,
+                 hidden: tuple[int, ...] | None = None) -> None: ...
     def __reduce__(self) -> NoReturn: ...
 
 @final
