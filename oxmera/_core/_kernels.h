@@ -61,6 +61,24 @@ static const double oxmera_erfcx_mid[15] = {  /* erfcx in (|x| - 2.5) / 1.5 */
     -0.005570925693663485, 0.012489367000778788, -0.02700527618973718,
     0.056110493629759305, -0.11152102073476153, 0.21080636406114364};
 
+/* exp(r) for |r| <= ln 2 / 2: the degree-7 Taylor polynomial by Horner's
+ * rule in type T (float for the LSTM gates' exp, double for the softmax
+ * rows'), each coefficient 1 / n! divided in T. */
+#define OXMERA_DEFINE_EXP_POLY7(NAME, T)                                        \
+    static inline T NAME(T r)                                                   \
+    {                                                                           \
+        T p = (T)1 / (T)5040;                                                   \
+        p = p * r + (T)1 / (T)720;                                              \
+        p = p * r + (T)1 / (T)120;                                              \
+        p = p * r + (T)1 / (T)24;                                               \
+        p = p * r + (T)1 / (T)6;                                                \
+        p = p * r + (T)0.5;                                                     \
+        p = p * r + (T)1;                                                       \
+        return p * r + (T)1;                                                    \
+    }
+OXMERA_DEFINE_EXP_POLY7(oxmera_exp_poly7f, float)
+OXMERA_DEFINE_EXP_POLY7(oxmera_exp_poly7, double)
+
 /* p * 2^k for the exps below: kd is k + shift (shift = 1.5 * 2^52, so k sits
  * in kd's low mantissa bits), and 2^k is built from k's bits directly. */
 static inline double oxmera_times_pow2(double p, double kd, double shift)
@@ -282,16 +300,8 @@ static inline float oxmera_expf_reduced(float y, float *k_out)
     float k = (y * 1.44269504f + shift) - shift;         /* round(y / ln 2) */
     float r = y - k * 0.693359375f;                      /* ln 2, high bits (exact product) */
     r -= k * -2.12194440e-4f;                            /* ln 2, the rest */
-    float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
     *k_out = k;
-    return p;
+    return oxmera_exp_poly7f(r);
 }
 
 static inline float oxmera_pow2f(int32_t k)        /* 2^k for k in [-126, 127] */
@@ -469,14 +479,7 @@ static inline double oxmera_exp_nonpositive(double y)
     double kd = c * 1.4426950408889634 + shift;          /* round(c / ln 2) */
     double k = kd - shift;
     double r = c - k * 0.6931471805599453;               /* |k| <= 150: ln 2 in one part */
-    double p = 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    double p = oxmera_exp_poly7(r);
     return y < -104.0 ? 0.0 : oxmera_times_pow2(p, kd, shift);
 }
 

@@ -72,7 +72,8 @@ cdef extern from *:
     ctypedef int (*oxm_traverse)(PyObject*, visitproc, void*) noexcept
 
 cdef extern from "Python.h":
-    PyObject* PyEval_GetFrame()
+    ctypedef struct PyFrameObject
+    PyFrameObject* PyEval_GetFrame()
     unsigned long Py_TPFLAGS_IMMUTABLETYPE
     void PyType_Modified(PyTypeObject*)
 
@@ -2536,10 +2537,10 @@ cdef bint _fits_into(object other, cnp.ndarray arr):
 
 cdef bint _called_by_operator() except -1:
     # Is the current Python frame executing a binary-operator instruction?
-    cdef PyObject* frame = PyEval_GetFrame()
+    cdef PyFrameObject* frame = PyEval_GetFrame()
     if frame == NULL:
         return False
-    f = <object>frame
+    f = <object><PyObject*>frame
     lasti = f.f_lasti
     code = f.f_code.co_code
     return 0 <= lasti < len(code) and code[lasti] in _BINARY_OPCODES
