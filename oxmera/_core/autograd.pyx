@@ -133,7 +133,6 @@ cdef extern from *:
 
 cdef object ndarray = np.ndarray
 cdef object _np_asarray = np.asarray
-cdef object _np_empty = np.empty
 cdef object _np_empty_like = np.empty_like
 cdef object _np_zeros = np.zeros
 cdef object _np_add = np.add
@@ -4471,27 +4470,21 @@ cdef int _check_anomaly(GradFn node, object grads_in) except -1:
 
 
 cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_graph):
-    if (gradient is None and cnp.PyArray_Check(t._data)
-            and cnp.PyArray_SIZE(<cnp.ndarray>t._data) == 1):
-        if not cnp.PyTypeNum_ISCOMPLEX(cnp.PyArray_TYPE(<cnp.ndarray>t._data)):
-            # loss.backward(): a seed of ones, its shape and dtype read in C
-            seed = _np_empty_like(t._data)
-            seed.fill(1)
-            return wrap_array(seed)
-    shape = t._data.shape
     if gradient is None:
         if t._data.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs; the output {i} has "
-                f"shape {shape}: pass `gradient` (a tensor of that shape)")
+                f"shape {t._data.shape}: pass `gradient` (a tensor of that shape)")
         if t._data.dtype.kind == "c":
             raise RuntimeError(
                 f"grad can be implicitly created only for real scalar outputs; the output {i} "
                 f"has dtype {t._data.dtype}: pass `gradient`, or take a real part or abs first")
-        # np.empty and fill are C calls; np.ones is a Python function (0.3 us more)
-        seed = _np_empty(shape, t._data.dtype)
+        # loss.backward()'s seed of ones: np.empty_like and fill are C calls
+        # (np.ones is a Python function, 0.3 us more)
+        seed = _np_empty_like(t._data)
         seed.fill(1)
         return wrap_array(seed)
+    shape = t._data.shape
     if isinstance(gradient, Tensor) and create_graph:
         g = <Tensor>gradient
     elif isinstance(gradient, Tensor):
