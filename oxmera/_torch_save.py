@@ -11,8 +11,8 @@ The globals are named, never imported: torch need not be installed. Reading is
 ``oxmera._torch_format``'s.
 """
 import io
+import os
 import pickle
-import secrets
 import struct
 import sys
 import zipfile
@@ -160,7 +160,7 @@ def dumps(obj):
                ("byteorder", sys.byteorder.encode())]
     records += [(f"data/{key}", array) for key, array in pickler.records.items()]
     records += [("version", b"3\n"),
-                (".data/serialization_id", str(secrets.randbits(128)).zfill(40).encode())]
+                (".data/serialization_id", str(int.from_bytes(os.urandom(16), "little")).zfill(40).encode())]
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, content in records:
             info = zipfile.ZipInfo("archive/" + name, date_time=(1980, 1, 1, 0, 0, 0))

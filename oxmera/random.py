@@ -51,20 +51,32 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self._device = _device.check_cpu("Generator()", device)
+        self._generator = None
         self._seed_with(_DEFAULT_SEED)
 
     def _seed_with(self, value):
         self._initial_seed = value
-        self._restart(np.random.PCG64(value))
+        if self._generator is not None:
+            self._restart(np.random.PCG64(value))
+
+    @property
+    def _numpy(self):
+        # The NumPy generator, made on the first draw: importing numpy.random
+        # costs ~6 MB and 20 ms (its bit generators, and OpenSSL through
+        # ``secrets``), which a program that draws nothing should not pay for
+        # ``import oxmera``. Until then the seed alone is the state.
+        if self._generator is None:
+            self._generator = np.random.Generator(np.random.PCG64(self._initial_seed))
+        return self._generator
 
     def _restart(self, bit_generator):
         # The NumPy generator object stays the same (only its state changes), so a
         # reference to it taken before a reseed or set_state (a sampler's, a worker's)
         # follows the new state.
-        if hasattr(self, "_numpy"):
-            self._numpy.bit_generator.state = bit_generator.state
+        if self._generator is not None:
+            self._generator.bit_generator.state = bit_generator.state
         else:
-            self._numpy = np.random.Generator(bit_generator)
+            self._generator = np.random.Generator(bit_generator)
 
     @property
     def device(self):

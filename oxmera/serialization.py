@@ -40,7 +40,6 @@ import json
 import math
 import os
 import pickle
-import secrets
 import stat
 import struct
 import sys
@@ -333,7 +332,7 @@ def _write_atomically(path, data):
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for attempt in range(100):             # a name clash is a 1 in 2**48 chance each time
         temporary = os.path.join(directory, f".{os.path.basename(target)}."
-                                            f"{secrets.token_hex(6)}.oxmera-tmp")
+                                            f"{os.urandom(6).hex()}.oxmera-tmp")
         try:
             handle = os.open(temporary, flags, 0o666)     # the umask applies, as for open()
             break

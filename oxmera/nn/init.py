@@ -16,7 +16,6 @@ the layers (``oxmera.nn.modules``) call these functions in their
 """
 import math
 import numbers
-import statistics
 import warnings
 
 import numpy as np
@@ -188,6 +187,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                          f"b={b}")
     rng = _rng(generator)
     n = math.prod(tensor.shape)
+    import statistics   # here, not at import: it loads decimal and fractions (~0.5 MB)
     dist = statistics.NormalDist(mean, std)
     mass = dist.cdf(b) - dist.cdf(a)
     values = np.empty(n)

@@ -31,7 +31,6 @@ them; a worker whose parent died exits by itself.
 """
 import atexit
 import itertools
-import multiprocessing
 import numbers
 import os
 import queue
@@ -70,6 +69,10 @@ class _InfiniteConstantSampler(Sampler):
 
 
 def _fork_is_safe():
+    # multiprocessing is imported where workers are started or configured, not
+    # with oxmera: it loads sockets, signals and OpenSSL (through secrets),
+    # which a program loading in its own process never needs.
+    import multiprocessing
     if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
         return False
     return all(t is threading.main_thread() or t.name == "QueueFeederThread"
@@ -248,6 +251,7 @@ class DataLoader(Generic[T_co]):
     @multiprocessing_context.setter
     def multiprocessing_context(self, context):
         if context is not None:
+            import multiprocessing      # not at import: see _fork_is_safe
             if self.num_workers == 0:
                 raise ValueError(f"DataLoader: multiprocessing_context can only be used with "
                                  f"multi-process loading (num_workers > 0), but got "
@@ -268,6 +272,7 @@ class DataLoader(Generic[T_co]):
     def _worker_context(self):
         if self._multiprocessing_context is not None:
             return self._multiprocessing_context
+        import multiprocessing          # not at import: see _fork_is_safe
         return multiprocessing.get_context("fork" if _fork_is_safe() else "spawn")
 
     def __setattr__(self, attr, value):
