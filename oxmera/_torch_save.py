@@ -159,8 +159,8 @@ def dumps(obj):
                (".storage_alignment", str(_ALIGNMENT).encode()),
                ("byteorder", sys.byteorder.encode())]
     records += [(f"data/{key}", array) for key, array in pickler.records.items()]
-    records += [("version", b"3\n"),
-                (".data/serialization_id", str(int.from_bytes(os.urandom(16), "little")).zfill(40).encode())]
+    serialization_id = str(int.from_bytes(os.urandom(16), "little")).zfill(40)
+    records += [("version", b"3\n"), (".data/serialization_id", serialization_id.encode())]
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
         for name, content in records:
             info = zipfile.ZipInfo("archive/" + name, date_time=(1980, 1, 1, 0, 0, 0))

@@ -26,11 +26,13 @@ cdef class Tensor:
     cdef AutogradMeta _meta        # None unless the tensor requires grad
     cdef VersionCounter _version_counter  # None until first needed (0 writes)
     cdef object _links             # None, or (view, origin): rare, so one slot (_view_of, _origin)
-    cdef int _locks                # live nodes that saved this tensor for backward
-    # The _MemoryLock of _data's memory while _locks > 0: borrowed (the registry owns
-    # it), and a C pointer, which the garbage collector never clears.
-    cdef PyObject* _lock_entry
-    cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0
+    # Live nodes that saved this tensor for backward; while > 0, the registry
+    # holds the _MemoryLock of _data's memory (found from _data, which cannot
+    # change meanwhile: __init__ and the .data setter refuse).
+    cdef int _locks
+    # 1 + its index among the sealed objects (untracked), or 0: an int, beside
+    # _locks in one word, so a Tensor is 80 bytes (_seal stops below 2**31).
+    cdef int _sealed
     cdef object __weakref__        # weakref support (retain_grad, tests, caches)
 
 
@@ -92,8 +94,8 @@ cdef class GradFn:
     cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
-    cdef Py_ssize_t output_version      # its value when saved
     cdef int num_outputs           # number of outputs of the op
+    cdef unsigned int output_version    # its value when saved (modulo 2**32, as PyTorch's)
     # The output's (shape, dtype), one pair interned and shared by the nodes
     # alike (a tuple of pairs when num_outputs > 1): one field, not two.
     cdef object out_info
@@ -102,15 +104,12 @@ cdef class GradFn:
     cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
     # set before each VJP: the backward frees the saved values after it
     cdef unsigned char frees_saved
+    # 1 + its index among the sealed objects (untracked), or 0: an int, in the
+    # word the four flags leave (with output_version's int, a node is 144 bytes).
+    cdef int _sealed
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None
-    cdef Py_ssize_t _sealed        # 1 + its index among the sealed objects (untracked), or 0
     cdef object __weakref__        # weakref support
-
-    cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr)
-    cdef int release(self) except -1
-    cdef int check_saved(self) except -1
-    cdef object _input_slot(self, Py_ssize_t i)
 
 
 cdef class _MemoryLock:
@@ -122,16 +121,16 @@ cdef class _MemoryLock:
     cdef object owner
     # Per saving tensor or saved output: the Tensor or VersionCounter whose version
     # a write bumps. Borrowed: each stays alive, held by its node, while listed.
-    cdef PyObject** lockers
-    # (ints and one inline locker: 80 bytes in all, a deep graph holds one a node)
+    # While there is room for one (cap_lockers <= 1) the field holds that
+    # locker itself, not an array: read it with _locker_slots. (64 bytes in
+    # all: a deep graph holds one a node.)
+    cdef void* lockers
     cdef int count                 # locks held: saving tensors, saved outputs, write brackets
     cdef int n_lockers             # entries used in lockers
     cdef int cap_lockers           # entries allocated
-    cdef PyObject* few_lockers[1]  # lockers' storage while there is one (no allocation)
     # The arrays whose WRITEABLE flag oxmera cleared, set again when count falls
-    # to 0: the first (commonly the only one), then a list of the others.
-    cdef object first_cleared
-    cdef list cleared
+    # to 0: None, the one array (the common case), or a list of them.
+    cdef object cleared
 
 
 cdef bint grad_enabled() except -1

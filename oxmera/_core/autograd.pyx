@@ -18,7 +18,7 @@ What does not
 """
 
 cimport cython
-from cpython.object cimport PyObject, PyTypeObject, destructor, traverseproc, visitproc
+from cpython.object cimport PyObject, PyTypeObject, destructor, inquiry, traverseproc, visitproc
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
@@ -637,7 +637,13 @@ cdef class VersionCounter:
 
 @cython.final
 @cython.freelist(256)
-@cython.trashcan(True)
+# Not a container the collector knows: a meta is made by the core for one
+# tensor and never handed out or shared, so its tensor's tp_traverse visits
+# what it holds (_tensor_traverse) and its tp_clear drops it. Without the
+# collector's 16-byte header it is 48 bytes, not 64: a deep graph holds one
+# a node. (No trashcan: CPython's needs that header; the Tensor and GradFn a
+# dealloc chain passes through have theirs.)
+@cython.no_gc
 @cython.auto_pickle(False)
 cdef class AutogradMeta:
     """Autograd state of one tensor that requires grad (internal).
@@ -679,9 +685,6 @@ cdef inline AutogradMeta _new_meta(GradFn grad_fn, Py_ssize_t output_nr):
     meta.requires_grad = True
     meta.grad_fn = grad_fn
     meta.output_nr = output_nr
-    # Folded into its tensor for the collector (see _tensor_traverse): one
-    # object less for every full collection to walk.
-    PyObject_GC_UnTrack(<PyObject*>meta)
     return meta
 
 
@@ -1835,17 +1838,9 @@ cdef class GradFn:
         if self.saved_output is None:
             raise RuntimeError(f"{_node_name(self)}: the op did not declare save_output=True")
         if self.num_outputs == 1:
-            return self._rebuild_output(self.saved_output, self.output_counter, 0)
-        return tuple(self._rebuild_output(a, c, i) for i, (a, c) in
+            return _node_rebuild_output(self, self.saved_output, self.output_counter, 0)
+        return tuple(_node_rebuild_output(self, a, c, i) for i, (a, c) in
                      enumerate(zip(self.saved_output, self.output_counter)))
-
-    cdef Tensor _rebuild_output(self, object array, object counter, Py_ssize_t nr):
-        cdef Tensor t = Tensor.__new__(Tensor)
-        t._data = array
-        t._version_counter = counter
-        if grad_enabled() and _takes_grad(self, nr, array.dtype):
-            t._meta = _new_meta(self, nr)
-        return t
 
     def input_shape(self, Py_ssize_t i):
         """Shape of input ``i`` (one that needs a gradient), without keeping it alive."""
@@ -2013,7 +2008,7 @@ cdef class GradFn:
         if output_nr < 0 or output_nr >= self.num_outputs:
             raise IndexError(f"{_node_name(self)}: output {output_nr} is out of range for a "
                              f"node with {self.num_outputs} outputs")
-        return self._rebuild_output(_as_storage(array), None, output_nr)
+        return _node_rebuild_output(self, _as_storage(array), None, output_nr)
 
     def _lock_saved(self, tuple saved not None):
         """Keep what a custom Function saved read-only while this node holds its values.
@@ -2048,59 +2043,75 @@ cdef class GradFn:
                 _lock_array(item[0], <VersionCounter>item[1])
         self.locked = True
 
-    cdef int release(self) except -1:
-        # As in PyTorch, only a node that saved tensors is spent by a backward
-        # without retain_graph: one that saved none (a view, an add, a sum)
-        # keeps its few numbers and can run again in another backward.
-        if not self.locked and _saved_no_tensor(self):
-            return 0
-        if self.locked:
-            _unlock_saved(self)
-        if self.extras is not None:
-            self.extras.packed = None
-        self.args = None
-        self.kwargs = None
-        self.saved_output = None
-        self.released = True
-        return 0
-
     def __dealloc__(self):
         # A graph dropped without backward gives its saved arrays back too.
         if self.locked and not self.released:
             _unlock_saved(self)
 
-    cdef int check_saved(self) except -1:
-        """Raise if the saved values were freed or modified in place since."""
-        cdef Py_ssize_t i, now, then
-        if self.released:
-            raise RuntimeError(_FREED)
-        if self.args is not None:
-            for i in range(_n_edges(self.next_fns)):
-                arg = self._input_slot(i)
-                if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
-                    now = (<Tensor>arg)._version_counter.value
-                    then = 0 if self.saved_versions is None else self.saved_versions[i]
-                    if now != then:
-                        raise RuntimeError(
-                            f"one of the variables needed for gradient computation has been "
-                            f"modified by an inplace operation: input {i} of "
-                            f"{self.op.backward_name} (shape {(<Tensor>arg)._data.shape}) is at "
-                            f"version {now}; expected version {then} instead.")
-        if self.saved_output is not None:
-            now = _counter_sum(self.output_counter)
-            if now != self.output_version:
-                raise RuntimeError(
-                    f"one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: the output of {self.op.backward_name} is at "
-                    f"version {now}; expected version {self.output_version} instead.")
-        return 0
 
-    cdef object _input_slot(self, Py_ssize_t i):
-        if self.op.n_inputs < 0:
-            return self.args[0][i]
-        if type(self.args) is not tuple:
-            return self.args            # the only argument (i is 0)
-        return self.args[i]
+# The node's routines the engine calls, as functions, not cdef methods: a
+# cdef method gives every GradFn a vtable pointer, and 8 bytes less make a
+# node 144 bytes, not 160 (a deep graph holds one a step).
+
+cdef Tensor _node_rebuild_output(GradFn node, object array, object counter, Py_ssize_t nr):
+    cdef Tensor t = Tensor.__new__(Tensor)
+    t._data = array
+    t._version_counter = counter
+    if grad_enabled() and _takes_grad(node, nr, array.dtype):
+        t._meta = _new_meta(node, nr)
+    return t
+
+
+cdef int _node_release(GradFn node) except -1:
+    # As in PyTorch, only a node that saved tensors is spent by a backward
+    # without retain_graph: one that saved none (a view, an add, a sum)
+    # keeps its few numbers and can run again in another backward.
+    if not node.locked and _saved_no_tensor(node):
+        return 0
+    if node.locked:
+        _unlock_saved(node)
+    if node.extras is not None:
+        node.extras.packed = None
+    node.args = None
+    node.kwargs = None
+    node.saved_output = None
+    node.released = True
+    return 0
+
+
+cdef int _node_check_saved(GradFn node) except -1:
+    """Raise if the saved values were freed or modified in place since."""
+    cdef Py_ssize_t i, now, then
+    if node.released:
+        raise RuntimeError(_FREED)
+    if node.args is not None:
+        for i in range(_n_edges(node.next_fns)):
+            arg = _node_input_slot(node, i)
+            if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
+                now = (<Tensor>arg)._version_counter.value
+                then = 0 if node.saved_versions is None else node.saved_versions[i]
+                if now != then:
+                    raise RuntimeError(
+                        f"one of the variables needed for gradient computation has been "
+                        f"modified by an inplace operation: input {i} of "
+                        f"{node.op.backward_name} (shape {(<Tensor>arg)._data.shape}) is at "
+                        f"version {now}; expected version {then} instead.")
+    if node.saved_output is not None:
+        now = _counter_sum(node.output_counter)
+        if <unsigned int>now != node.output_version:     # (modulo 2**32, as PyTorch's)
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: the output of {node.op.backward_name} is at "
+                f"version {now}; expected version {node.output_version} instead.")
+    return 0
+
+
+cdef object _node_input_slot(GradFn node, Py_ssize_t i):
+    if node.op.n_inputs < 0:
+        return node.args[0][i]
+    if type(node.args) is not tuple:
+        return node.args            # the only argument (i is 0)
+    return node.args[i]
 
 
 cdef inline bint _holds_tensor(object value) noexcept:
@@ -2265,7 +2276,7 @@ cdef list _take_queued_callbacks(unsigned int run):
 
 
 cdef inline object _slot_value(GradFn node, Py_ssize_t slot):
-    return node._input_slot(slot) if slot >= 0 else None
+    return _node_input_slot(node, slot) if slot >= 0 else None
 
 
 cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) except -1:
@@ -2402,7 +2413,7 @@ cdef object _unpacked_output(GradFn node):
                     array = (<Tensor>_call_unpack(node, entry))._data
                     counter = None
                     break
-        outs.append(node._rebuild_output(array, counter, k))
+        outs.append(_node_rebuild_output(node, array, counter, k))
     return outs[0] if node.num_outputs == 1 else tuple(outs)
 
 
@@ -3533,6 +3544,8 @@ cdef bint _make_room(PyObject*** items, Py_ssize_t* cap, Py_ssize_t n,
 cdef bint _seal(object o) noexcept:
     # o: an exact Tensor or GradFn, tracked, meeting invariant 1.
     global _sealed_list, _n_sealed, _cap_sealed
+    if _n_sealed >= 0x7ffffffe:         # a Tensor keeps its index in an int
+        return False
     if not _make_room(&_sealed_list, &_cap_sealed, _n_sealed, 4096):
         return False                    # stays tracked: always allowed
     _sealed_list[_n_sealed] = <PyObject*>o
@@ -3641,6 +3654,28 @@ cdef void _node_dealloc(PyObject* o) noexcept:
 
 (<PyTypeObject*>Tensor).tp_dealloc = <destructor>_tensor_dealloc
 (<PyTypeObject*>GradFn).tp_dealloc = <destructor>_node_dealloc
+
+
+cdef int _tensor_clear(PyObject* o) noexcept:
+    # The collector breaking a cycle through a tensor keeps its _data: an
+    # ndarray holds no reference the collector sees (it closes no cycle), and
+    # a tensor that a live node saved finds its memory's lock through _data
+    # when the node, which the collector never clears, unlocks it, maybe
+    # during this very clear (dropping the meta can free that node). The
+    # other fields are all set to None before any of them is let go, so the
+    # frees this sets off see a cleared tensor, never a half-cleared one.
+    cdef Tensor t = <Tensor>o
+    meta = t._meta
+    counter = t._version_counter
+    links = t._links
+    t._meta = None
+    t._version_counter = None
+    t._links = None
+    meta = counter = links = None
+    return 0
+
+
+(<PyTypeObject*>Tensor).tp_clear = <inquiry><void*>_tensor_clear
 
 
 def _sealed_objects():
@@ -3787,9 +3822,10 @@ cdef class _MemoryLock:
     """
 
     def __dealloc__(self):
-        if self.lockers != NULL and self.lockers != self.few_lockers:
+        if self.cap_lockers > 1:
             PyMem_Free(self.lockers)
         self.lockers = NULL
+        self.cap_lockers = 0
 
     def __reduce__(self):
         raise TypeError("a memory lock cannot be copied or pickled: it belongs to the graph "
@@ -3843,24 +3879,33 @@ cdef inline object _find_lock(object array):
     return _lock_get(<size_t><void*>owner)
 
 
+cdef inline PyObject** _locker_slots(_MemoryLock entry) noexcept:
+    # The lockers: the field itself while it holds one, else the array it points to.
+    if entry.cap_lockers <= 1:
+        return <PyObject**>&entry.lockers
+    return <PyObject**>entry.lockers
+
+
 cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
-    if entry.first_cleared is array:
+    cleared = entry.cleared
+    if cleared is array:
         return True
-    if entry.cleared is None:
+    if type(cleared) is not list:
         return False
-    for obj in entry.cleared:
+    for obj in <list>cleared:
         if obj is array:
             return True
     return False
 
 
 cdef int _remember_cleared(_MemoryLock entry, object array) except -1:
-    if entry.first_cleared is None:
-        entry.first_cleared = array
-    elif entry.cleared is None:
-        entry.cleared = [array]
+    # (an ndarray is never a list, so the one array and a list of them are told apart)
+    if entry.cleared is None:
+        entry.cleared = array
+    elif type(entry.cleared) is not list:
+        entry.cleared = [entry.cleared, array]
     else:
-        entry.cleared.append(array)
+        (<list>entry.cleared).append(array)
     return 0
 
 
@@ -3900,19 +3945,16 @@ cdef _MemoryLock _acquire_memory(object array):
 
 cdef int _release_memory(_MemoryLock entry) except -1:
     # One lock less; the last one gives back every flag oxmera cleared.
-    cdef list cleared
     entry.count -= 1
     if entry.count > 0:
         return 0
-    first = entry.first_cleared
     cleared = entry.cleared
-    entry.first_cleared = None
     entry.cleared = None
-    if first is not None:
-        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>first, cnp.NPY_ARRAY_WRITEABLE)
-    if cleared is not None:
-        for obj in cleared:
+    if type(cleared) is list:
+        for obj in <list>cleared:
             cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
+    elif cleared is not None:
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>cleared, cnp.NPY_ARRAY_WRITEABLE)
     _lock_remove(entry)
     return 0
 
@@ -3921,31 +3963,31 @@ cdef int _add_locker(_MemoryLock entry, PyObject* saver) except -1:
     cdef Py_ssize_t cap
     cdef PyObject** grown
     if entry.cap_lockers == 0:
-        entry.lockers = entry.few_lockers
-        entry.cap_lockers = 1
+        entry.cap_lockers = 1           # the field holds it (_locker_slots)
     elif entry.n_lockers == entry.cap_lockers:
         cap = 2 * entry.cap_lockers
-        if entry.lockers == entry.few_lockers:
+        if entry.cap_lockers == 1:
             grown = <PyObject**>PyMem_Malloc(cap * sizeof(PyObject*))
             if grown != NULL:
-                memcpy(grown, entry.few_lockers, sizeof(PyObject*))
+                grown[0] = <PyObject*>entry.lockers
         else:
             grown = <PyObject**>PyMem_Realloc(entry.lockers, cap * sizeof(PyObject*))
         if grown == NULL:
             raise MemoryError()
         entry.lockers = grown
         entry.cap_lockers = cap
-    entry.lockers[entry.n_lockers] = saver
+    _locker_slots(entry)[entry.n_lockers] = saver
     entry.n_lockers += 1
     return 0
 
 
 cdef void _remove_locker(_MemoryLock entry, PyObject* saver) noexcept:
     cdef Py_ssize_t i
+    cdef PyObject** slots = _locker_slots(entry)
     for i in range(entry.n_lockers - 1, -1, -1):
-        if entry.lockers[i] == saver:
+        if slots[i] == saver:
             entry.n_lockers -= 1
-            entry.lockers[i] = entry.lockers[entry.n_lockers]
+            slots[i] = slots[entry.n_lockers]
             return
 
 
@@ -3958,7 +4000,6 @@ cdef int _lock_tensor(Tensor t) except -1:
             return 0
         entry = _acquire_memory(t._data)
         _add_locker(entry, <PyObject*>t)
-        t._lock_entry = <PyObject*>entry
         # A view's base tensor holds an array over the same memory that its
         # chain to the owner does not pass through (NumPy points views at the
         # owner): from_numpy of a user's NumPy view, say. Its flag is cleared
@@ -3977,10 +4018,12 @@ cdef int _unlock_tensor(Tensor t) except -1:
     if t._locks <= 0:
         return 0
     t._locks -= 1
-    if t._locks or t._lock_entry == NULL:
+    if t._locks or not cnp.PyArray_Check(t._data):
         return 0
-    entry = <_MemoryLock>t._lock_entry
-    t._lock_entry = NULL
+    found = _find_lock(t._data)         # the entry _lock_tensor acquired (_data is unchanged)
+    if found is None:
+        return 0
+    entry = <_MemoryLock>found
     _remove_locker(entry, <PyObject*>t)
     _release_memory(entry)
     return 0
@@ -4009,7 +4052,7 @@ cdef bint _lock_inputs(GradFn node) except -1:
     if node.args is None:
         return False
     for i in range(_n_edges(node.next_fns)):
-        v = node._input_slot(i)
+        v = _node_input_slot(node, i)
         if type(v) is Tensor or isinstance(v, Tensor):
             _lock_tensor(<Tensor>v)
             any_locked = True
@@ -4130,7 +4173,7 @@ cdef int _bump_savers(object array, VersionCounter own) except -1:
     bumped = [own]
     i = 0
     while i < entry.n_lockers:          # (re-read: the list is the lock's, not a copy)
-        saver = <object>entry.lockers[i]
+        saver = <object>_locker_slots(entry)[i]
         i += 1
         if isinstance(saver, Tensor):
             counter = _counter_of(<Tensor>saver)
@@ -4714,7 +4757,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
         else:
             task.state = 2
         if task.state & 2:
-            node.check_saved()
+            _node_check_saved(node)
     if targeted and not accumulate and not allow_unused:
         for i in range(len(inputs)):
             t = <Tensor>inputs[i]
@@ -4786,7 +4829,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 grads_in = gi = g = None
             grads = None
             if not retain_graph:
-                node.release()
+                _node_release(node)
         _commit(commits, create_graph)
     finally:
         _store_grad_mode(prev_mode)

@@ -75,3 +75,24 @@ def test_only_the_cpu():
         oxmera.Generator(device="cuda")
     with pytest.raises(TypeError, match="oxmera.Generator"):
         oxmera.rand(2, generator=3)
+
+
+def test_numpy_random_is_loaded_by_the_first_draw_with_the_default_seed():
+    # import oxmera does not load numpy.random (6 MB): the default generator
+    # holds its seed until a draw, which then draws what a seeded one does.
+    import subprocess
+    import sys
+    code = ("import sys, numpy, oxmera\n"
+            "assert 'numpy.random' not in sys.modules, 'numpy.random loaded by import'\n"
+            "assert 'multiprocessing' not in sys.modules, 'multiprocessing loaded by import'\n"
+            "assert oxmera.initial_seed() == 67280421310721\n"
+            "first = oxmera.rand(3).tolist()\n"
+            "assert 'numpy.random' in sys.modules\n"
+            "again = oxmera.Generator().manual_seed(67280421310721)\n"
+            "assert oxmera.rand(3, generator=again).tolist() == first, first\n"
+            "state = oxmera.Generator().get_state()      # before any draw of its own\n"
+            "g = oxmera.Generator().manual_seed(1).set_state(state)\n"
+            "assert oxmera.rand(3, generator=g).tolist() == first\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
