@@ -637,4 +637,54 @@ static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, i
 
 /* ---- end of softmax and log_softmax ---- */
 
+/* An optimizer's update ``target -= value * alpha`` (``+=`` without subtract)
+   in one pass: the product rounded to T, then the sum, the two roundings of
+   NumPy's multiply-then-subtract (never fused: a fused multiply-add would
+   round once and give other bits). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define OXMERA_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define OXMERA_NO_CONTRACT
+#endif
+#define OXMERA_DEFINE_SCALED_UPDATE(NAME, T)                                    \
+    OXMERA_NO_CONTRACT static void NAME(T *OXMERA_RESTRICT target,             \
+                                        const T *OXMERA_RESTRICT value,        \
+                                        T alpha, int subtract, ptrdiff_t n)    \
+    {                                                                           \
+        ptrdiff_t i;                                                            \
+        if (subtract) {                                                         \
+            for (i = 0; i < n; i++) {                                           \
+                T product = value[i] * alpha;                                   \
+                target[i] = target[i] - product;                                \
+            }                                                                   \
+        } else {                                                                \
+            for (i = 0; i < n; i++) {                                           \
+                T product = value[i] * alpha;                                   \
+                target[i] = target[i] + product;                                \
+            }                                                                   \
+        }                                                                       \
+    }
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float32, float)
+OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float64, double)
+
+/* relu's VJP from its output: grad where output > 0, else 0 (a select, so an
+   infinite or nan grad where relu is flat gives 0, as PyTorch's threshold
+   backward does); a vector blend under -fno-trapping-math. */
+#define OXMERA_DEFINE_RELU_BACKWARD(NAME, T)                                    \
+    OXMERA_CLONES static void NAME(const T *OXMERA_RESTRICT grad,               \
+                                   const T *OXMERA_RESTRICT output,             \
+                                   T *OXMERA_RESTRICT out, ptrdiff_t n)         \
+    {                                                                           \
+        ptrdiff_t i;                                                            \
+        for (i = 0; i < n; i++) {                                               \
+            T g = grad[i];          /* loaded either way: a select, no branch */ \
+            out[i] = output[i] > 0 ? g : (T)0;                                  \
+        }                                                                       \
+    }
+OXMERA_DEFINE_RELU_BACKWARD(oxmera_relu_backward_float32, float)
+OXMERA_DEFINE_RELU_BACKWARD(oxmera_relu_backward_float64, double)
+
 #endif

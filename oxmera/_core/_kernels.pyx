@@ -24,6 +24,14 @@ cdef extern from "_kernels.h" nogil:
                                             double *grad_weight, double *grad_bias,
                                             Py_ssize_t rows, Py_ssize_t n)
     void oxmera_gelu_float32(const float *x, float *out, float *cdf, Py_ssize_t n)
+    void oxmera_relu_backward_float32(const float *grad, const float *output, float *out,
+                                      Py_ssize_t n)
+    void oxmera_relu_backward_float64(const double *grad, const double *output, double *out,
+                                      Py_ssize_t n)
+    void oxmera_scaled_update_float32(float *target, const float *value, float alpha,
+                                      int subtract, Py_ssize_t n)
+    void oxmera_scaled_update_float64(double *target, const double *value, double alpha,
+                                      int subtract, Py_ssize_t n)
     void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
                                       float *out, Py_ssize_t n)
     void oxmera_lstm_gates_float32(const float *i, const float *f, const float *g,
@@ -588,4 +596,76 @@ def plane_scatter(grad, indices, Py_ssize_t planes, Py_ssize_t plane_size):
                 <const double *>cnp.PyArray_DATA(<cnp.ndarray>g),
                 <const cnp.int64_t *>cnp.PyArray_DATA(<cnp.ndarray>idx),
                 <double *>cnp.PyArray_DATA(<cnp.ndarray>out), planes, outputs, plane_size)
+    return out
+
+
+def scaled_update(target, value, alpha, bint subtract):
+    """``target -= value * alpha`` (``+=`` when not ``subtract``) in place, in one pass.
+
+    ``target`` and ``value``: C-contiguous arrays of one shape and one dtype,
+    float32 or float64, not overlapping; ``alpha`` a real number, rounded to
+    that dtype. Each element is rounded as NumPy's ``multiply`` then
+    ``subtract`` round it (the product, then the sum), without the temporary.
+    """
+    if not (isinstance(target, np.ndarray) and isinstance(value, np.ndarray)):
+        raise TypeError("scaled_update kernel: ndarrays only")
+    if target.dtype != value.dtype or target.dtype not in (np.float32, np.float64) \
+            or not target.dtype.isnative:
+        raise TypeError(f"scaled_update kernel: float32 or float64 arrays of one dtype, got "
+                        f"{target.dtype} and {value.dtype}")
+    if target.shape != value.shape:
+        raise ValueError(f"scaled_update kernel: one shape for both, got {target.shape} and "
+                         f"{value.shape}")
+    if not (target.flags.c_contiguous and value.flags.c_contiguous and target.flags.writeable):
+        raise ValueError("scaled_update kernel: C-contiguous arrays and a writeable target only")
+    if np.may_share_memory(target, value):
+        raise ValueError("scaled_update kernel: the arrays overlap")
+    cdef Py_ssize_t n = target.size
+    cdef float[::1] t32
+    cdef const float[::1] v32
+    cdef double[::1] t64
+    cdef const double[::1] v64
+    cdef float a32
+    cdef double a64
+    if n == 0:
+        return
+    if target.dtype == np.float32:
+        t32, v32, a32 = target.reshape(-1), value.reshape(-1), <float>float(alpha)
+        with nogil:
+            oxmera_scaled_update_float32(&t32[0], &v32[0], a32, subtract, n)
+    else:
+        t64, v64, a64 = target.reshape(-1), value.reshape(-1), float(alpha)
+        with nogil:
+            oxmera_scaled_update_float64(&t64[0], &v64[0], a64, subtract, n)
+
+
+def relu_backward(grad, output):
+    """relu's VJP ``grad`` where ``output > 0``, else 0, of C-contiguous float32 or
+    float64 arrays of one shape and dtype, in one pass: a new array."""
+    if not (isinstance(grad, np.ndarray) and isinstance(output, np.ndarray)):
+        raise TypeError("relu_backward kernel: ndarrays only")
+    if grad.dtype != output.dtype or grad.dtype not in (np.float32, np.float64) \
+            or not grad.dtype.isnative:
+        raise TypeError(f"relu_backward kernel: float32 or float64 arrays of one dtype, got "
+                        f"{grad.dtype} and {output.dtype}")
+    if grad.shape != output.shape or not (grad.flags.c_contiguous
+                                          and output.flags.c_contiguous):
+        raise ValueError(f"relu_backward kernel: C-contiguous arrays of one shape, got "
+                         f"{grad.shape} and {output.shape}")
+    out = np.empty(grad.shape, grad.dtype)
+    cdef Py_ssize_t n = grad.size
+    cdef const float[::1] g32, y32
+    cdef float[::1] o32
+    cdef const double[::1] g64, y64
+    cdef double[::1] o64
+    if n == 0:
+        return out
+    if grad.dtype == np.float32:
+        g32, y32, o32 = grad.reshape(-1), output.reshape(-1), out.reshape(-1)
+        with nogil:
+            oxmera_relu_backward_float32(&g32[0], &y32[0], &o32[0], n)
+    else:
+        g64, y64, o64 = grad.reshape(-1), output.reshape(-1), out.reshape(-1)
+        with nogil:
+            oxmera_relu_backward_float64(&g64[0], &y64[0], &o64[0], n)
     return out

@@ -78,3 +78,8 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence", "register_kl",
            "transform_to", "constraints", "transforms"]
 __all__ += transforms.__all__
+
+
+from oxmera import _exports  # noqa: E402
+# Loaded on first use (oxmera's __getattr__), after oxmera's own tidying of dir().
+_exports.tidy_loaded_modules()

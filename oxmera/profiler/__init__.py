@@ -567,3 +567,8 @@ class record_function:
             with record_function(self.name, self.args):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+from oxmera import _exports  # noqa: E402
+# Loaded on first use (oxmera's __getattr__), after oxmera's own tidying of dir().
+_exports.tidy_loaded_modules()

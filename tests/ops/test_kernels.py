@@ -235,3 +235,53 @@ def test_layer_norm_kernels_refuse_what_they_cannot_take():
     with pytest.raises(ValueError, match="grad"):
         _kernels.layer_norm_backward(np.ones((3, 4), np.float32), x, None,
                                      np.zeros(2, np.float32), np.ones(2, np.float32), 4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [1, 7, 1000, 70000])
+@pytest.mark.parametrize("alpha", [0.37, -1.5, 3, 1e-3])
+def test_scaled_update_rounds_as_multiply_then_add(dtype, size, alpha):
+    # An optimizer's p.sub_(g, alpha=lr): one pass, the bits of NumPy's two steps.
+    rng = np.random.default_rng(size)
+    base = rng.standard_normal(size).astype(dtype)
+    value = rng.standard_normal(size).astype(dtype)
+    for subtract, ufunc in ((True, np.subtract), (False, np.add)):
+        target = base.copy()
+        _kernels.scaled_update(target, value, alpha, subtract)
+        np.testing.assert_array_equal(target, ufunc(base, np.multiply(value, alpha, dtype=dtype)))
+    t = oxmera.tensor(base.copy())
+    t.sub_(oxmera.tensor(value), alpha=alpha)
+    np.testing.assert_array_equal(t.numpy(), base - np.multiply(value, alpha, dtype=dtype))
+
+
+def test_scaled_update_refuses_what_it_cannot_do():
+    a = np.zeros(4, np.float32)
+    with pytest.raises(TypeError, match="one dtype"):
+        _kernels.scaled_update(a, np.zeros(4), 1.0, True)
+    with pytest.raises(ValueError, match="one shape"):
+        _kernels.scaled_update(a, np.zeros(5, np.float32), 1.0, True)
+    with pytest.raises(ValueError, match="overlap"):
+        _kernels.scaled_update(a, a, 1.0, True)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _kernels.scaled_update(np.zeros((4, 4), np.float32).T, np.zeros((4, 4), np.float32),
+                               1.0, True)
+    assert not a.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_backward_selects_the_gradient_where_the_output_is_positive(dtype):
+    grad = np.array([1.0, np.inf, np.nan, -2.0, 3.0, np.inf, 5.0], dtype)
+    output = np.array([0.0, 0.0, 0.0, 1.0, np.nan, 2.0, -0.0], dtype)
+    expected = np.where(output > 0, grad, 0).astype(dtype)
+    np.testing.assert_array_equal(_kernels.relu_backward(grad, output), expected)
+    from oxmera.ops.elementwise import relu_backward
+    np.testing.assert_array_equal(relu_backward(oxmera.tensor(grad), oxmera.tensor(output)).numpy(),
+                                  expected)
+    # a long random run (the vector loop and its tail), and a strided input (NumPy's path)
+    rng = np.random.default_rng(0)
+    g, y = rng.standard_normal((2, 1001)).astype(dtype)
+    np.testing.assert_array_equal(_kernels.relu_backward(g, y), np.where(y > 0, g, 0))
+    got = relu_backward(oxmera.tensor(g)[::2], oxmera.tensor(y)[::2]).numpy()
+    np.testing.assert_array_equal(got, np.where(y[::2] > 0, g[::2], 0))
+    with pytest.raises(TypeError, match="one dtype"):
+        _kernels.relu_backward(g, y.astype(np.float16))
