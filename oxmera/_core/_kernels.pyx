@@ -599,6 +599,21 @@ def plane_scatter(grad, indices, Py_ssize_t planes, Py_ssize_t plane_size):
     return out
 
 
+cdef int _check_float_pair(a, b, str what) except -1:
+    # The two arrays a one-pass kernel reads: ndarrays of one native float32 or
+    # float64 dtype and one shape, both C-contiguous.
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+        raise TypeError(f"{what} kernel: ndarrays only")
+    if a.dtype != b.dtype or a.dtype not in (np.float32, np.float64) or not a.dtype.isnative:
+        raise TypeError(f"{what} kernel: float32 or float64 arrays of one dtype, got "
+                        f"{a.dtype} and {b.dtype}")
+    if a.shape != b.shape:
+        raise ValueError(f"{what} kernel: one shape for both, got {a.shape} and {b.shape}")
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
+        raise ValueError(f"{what} kernel: C-contiguous arrays only")
+    return 0
+
+
 def scaled_update(target, value, alpha, bint subtract):
     """``target -= value * alpha`` (``+=`` when not ``subtract``) in place, in one pass.
 
@@ -607,17 +622,9 @@ def scaled_update(target, value, alpha, bint subtract):
     that dtype. Each element is rounded as NumPy's ``multiply`` then
     ``subtract`` round it (the product, then the sum), without the temporary.
     """
-    if not (isinstance(target, np.ndarray) and isinstance(value, np.ndarray)):
-        raise TypeError("scaled_update kernel: ndarrays only")
-    if target.dtype != value.dtype or target.dtype not in (np.float32, np.float64) \
-            or not target.dtype.isnative:
-        raise TypeError(f"scaled_update kernel: float32 or float64 arrays of one dtype, got "
-                        f"{target.dtype} and {value.dtype}")
-    if target.shape != value.shape:
-        raise ValueError(f"scaled_update kernel: one shape for both, got {target.shape} and "
-                         f"{value.shape}")
-    if not (target.flags.c_contiguous and value.flags.c_contiguous and target.flags.writeable):
-        raise ValueError("scaled_update kernel: C-contiguous arrays and a writeable target only")
+    _check_float_pair(target, value, "scaled_update")
+    if not target.flags.writeable:
+        raise ValueError("scaled_update kernel: the target is read-only")
     if np.may_share_memory(target, value):
         raise ValueError("scaled_update kernel: the arrays overlap")
     cdef Py_ssize_t n = target.size
@@ -642,16 +649,7 @@ def scaled_update(target, value, alpha, bint subtract):
 def relu_backward(grad, output):
     """relu's VJP ``grad`` where ``output > 0``, else 0, of C-contiguous float32 or
     float64 arrays of one shape and dtype, in one pass: a new array."""
-    if not (isinstance(grad, np.ndarray) and isinstance(output, np.ndarray)):
-        raise TypeError("relu_backward kernel: ndarrays only")
-    if grad.dtype != output.dtype or grad.dtype not in (np.float32, np.float64) \
-            or not grad.dtype.isnative:
-        raise TypeError(f"relu_backward kernel: float32 or float64 arrays of one dtype, got "
-                        f"{grad.dtype} and {output.dtype}")
-    if grad.shape != output.shape or not (grad.flags.c_contiguous
-                                          and output.flags.c_contiguous):
-        raise ValueError(f"relu_backward kernel: C-contiguous arrays of one shape, got "
-                         f"{grad.shape} and {output.shape}")
+    _check_float_pair(grad, output, "relu_backward")
     out = np.empty(grad.shape, grad.dtype)
     cdef Py_ssize_t n = grad.size
     cdef const float[::1] g32, y32

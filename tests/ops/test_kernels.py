@@ -262,6 +262,11 @@ def test_scaled_update_refuses_what_it_cannot_do():
         _kernels.scaled_update(a, np.zeros(5, np.float32), 1.0, True)
     with pytest.raises(ValueError, match="overlap"):
         _kernels.scaled_update(a, a, 1.0, True)
+    read_only = np.zeros(4, np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        _kernels.scaled_update(read_only, np.ones(4, np.float32), 1.0, True)
+    assert not read_only.any()
     with pytest.raises(ValueError, match="C-contiguous"):
         _kernels.scaled_update(np.zeros((4, 4), np.float32).T, np.zeros((4, 4), np.float32),
                                1.0, True)
