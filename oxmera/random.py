@@ -13,6 +13,7 @@ A generator is not locked: threads that draw at once should each use their
 own, and then draw the same numbers for the same seed whatever the others do.
 """
 import contextlib
+import threading
 
 import numpy as np
 
@@ -27,6 +28,9 @@ _UINT64 = 1 << 64
 # get_state()'s layout: PCG64's state and increment (16 bytes each, little
 # endian), its buffered 32-bit half (flag + value), then the initial seed.
 _STATE_BYTES = 16 + 16 + 1 + 4 + 8
+# Held while a generator makes its NumPy generator, so threads whose first
+# draws meet do not each make one from the seed (and draw the same numbers).
+_MAKING = threading.Lock()
 
 
 class Generator:
@@ -66,7 +70,9 @@ class Generator:
         # ``secrets``), which a program that draws nothing should not pay for
         # ``import oxmera``. Until then the seed alone is the state.
         if self._generator is None:
-            self._generator = np.random.Generator(np.random.PCG64(self._initial_seed))
+            with _MAKING:
+                if self._generator is None:
+                    self._generator = np.random.Generator(np.random.PCG64(self._initial_seed))
         return self._generator
 
     def _restart(self, bit_generator):
