@@ -599,9 +599,19 @@ def plane_scatter(grad, indices, Py_ssize_t planes, Py_ssize_t plane_size):
     return out
 
 
+def float_pair(a, b):
+    """Whether ``a`` and ``b`` are what the one-pass kernels (``scaled_update``,
+    ``relu_backward``) take: ndarrays of one native float32 or float64 dtype and
+    one shape, both C-contiguous (callers take NumPy's path otherwise)."""
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
+            and (a.dtype == np.float32 or a.dtype == np.float64) and a.dtype.isnative
+            and a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous)
+
+
 cdef int _check_float_pair(a, b, str what) except -1:
-    # The two arrays a one-pass kernel reads: ndarrays of one native float32 or
-    # float64 dtype and one shape, both C-contiguous.
+    # float_pair, or the error that says which part fails.
+    if float_pair(a, b):
+        return 0
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
         raise TypeError(f"{what} kernel: ndarrays only")
     if a.dtype != b.dtype or a.dtype not in (np.float32, np.float64) or not a.dtype.isnative:

@@ -865,9 +865,6 @@ def _(ctx, grad, input):
     return grad * exp(-(input * input)) * _TWO_OVER_SQRT_PI
 
 
-_KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 @op(save=(), save_output=True, method=True)
 def relu(input):
     """Rectified linear unit ``max(x, 0)``, elementwise.
@@ -905,8 +902,7 @@ def relu_backward(grad, output):
     >>> relu_backward(oxmera.tensor([5.0, 5.0]), oxmera.tensor([0.0, 2.0]))
     tensor([0., 5.], dtype=float32)
     """
-    if (grad.dtype == output.dtype and grad.dtype in _KERNEL_FLOATS and grad.shape == output.shape
-            and grad.flags.c_contiguous and output.flags.c_contiguous):
+    if _kernels.float_pair(grad, output):
         return _kernels.relu_backward(grad, output)     # the select, in one pass
     # A product with the mask is five times faster than np.where; it differs
     # only where grad is inf or nan (times 0 gives nan), so it is checked and,
