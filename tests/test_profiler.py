@@ -17,29 +17,42 @@ def _model():
                                 oxmera.nn.Linear(256, 64))
 
 
-def test_table_total_matches_the_measured_step():
+def test_table_total_accounts_for_every_recorded_nanosecond_of_the_step():
+    # The accounting is checked exactly, not as a ratio of wall times: what the
+    # profiler leaves out of a step is Python glue whose share swings with the
+    # machine's load (CI's parallel tox envs took it from 8 to 16 %), so a
+    # bound on it would be a timed assertion.
     model = _model()
     x = oxmera.randn(256, 128)
-    ratios = []
-    for _ in range(10):     # until one fits: a loaded machine (CI's tox envs) adds noise
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            start = time.perf_counter_ns()
-            loss = model(x).pow(2).mean()
-            loss.backward()
-            step_us = (time.perf_counter_ns() - start) / 1000
-        averages = prof.key_averages()
-        table = averages.table(sort_by="self_cpu_time_total", row_limit=5)
-        total = re.search(r"Self CPU time total: ([\d.]+)(us|ms|s)\n", table)
-        scale = {"us": 1, "ms": 1e3, "s": 1e6}[total.group(2)]
-        assert float(total.group(1)) * scale == pytest.approx(averages.self_cpu_time_total,
-                                                              rel=1e-3)
-        ratios.append(averages.self_cpu_time_total / step_us)
-        model.zero_grad()
-        if abs(1 - ratios[-1]) < 0.10:
-            break
-    # The ops' and nodes' own times add up to the step (the rest is Python glue).
-    assert min(abs(1 - r) for r in ratios) < 0.10, ratios
-    assert all(r <= 1.0 for r in ratios), ratios
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        start = time.perf_counter_ns()
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        stop = time.perf_counter_ns()
+    averages = prof.key_averages()
+    table = averages.table(sort_by="self_cpu_time_total", row_limit=5)
+    total = re.search(r"Self CPU time total: ([\d.]+)(us|ms|s)\n", table)
+    scale = {"us": 1, "ms": 1e3, "s": 1e6}[total.group(2)]
+    assert float(total.group(1)) * scale == pytest.approx(averages.self_cpu_time_total,
+                                                          rel=1e-3)
+    events = prof.events()
+    roots = sorted((e for e in events if e.parent is None), key=lambda e: e.start_ns)
+    # Self times partition the roots' times: each nanosecond counted once.
+    assert sum(e.end_ns - e.start_ns - e.child_ns for e in events) == sum(
+        e.end_ns - e.start_ns for e in roots)
+    assert averages.self_cpu_time_total == pytest.approx(
+        sum(e.cpu_time_total for e in roots), rel=1e-9)
+    # Roots lie inside the step, one after another, so the total never exceeds it.
+    assert start <= roots[0].start_ns and roots[-1].end_ns <= stop
+    assert all(a.end_ns <= b.start_ns for a, b in zip(roots, roots[1:]))
+    # A child lies inside its parent.
+    for e in events:
+        if e.parent is not None:
+            assert e.parent.start_ns <= e.start_ns <= e.end_ns <= e.parent.end_ns
+    # Every forward op and every node of the step is a root: nothing it ran is missing.
+    assert [e.name for e in roots] == [
+        "oxmera::linear", "oxmera::tanh", "oxmera::linear", "oxmera::pow", "oxmera::mean",
+        "MeanBackward", "PowBackward", "LinearBackward", "TanhBackward", "LinearBackward"]
 
 
 def test_every_op_and_node_is_recorded_with_shapes_and_memory():
