@@ -256,7 +256,8 @@ def softmax_rows(x):
 def _grad_rows(grad, shape):
     """``(array, by_row)``: grad (of ``shape`` after broadcasting) as C-contiguous float32
     rows (by_row True) or, when it is broadcast along the last dim, one value a row."""
-    grad = np.broadcast_to(grad, shape)
+    if grad.shape != shape:     # np.broadcast_to is a Python function: ~1.5 us a call
+        grad = np.broadcast_to(grad, shape)
     if grad.dtype != np.float32:
         raise TypeError(f"softmax kernels: float32 gradients only, got {grad.dtype}")
     if grad.strides[grad.ndim - 1] == 0:

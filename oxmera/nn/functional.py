@@ -684,11 +684,11 @@ def _class_targets(input, target, weight, ignore_index, opname):
     """Check a class-index target; return what picking and weighting it needs.
 
     Returns ``(class_dim, picked_mask, target_weights, valid, index)``: the bool mask
-    of the input's shape that is True at each non-ignored target class (None
-    when no target is ignored and there is no ``weight``: the fused op then
-    picks them), the weight of each target (a Tensor, differentiable in
-    ``weight``; None without ``weight``), the bool mask of non-ignored
-    targets and the target indices (an array).
+    of the input's shape that is True at each non-ignored target class, the
+    weight of each target (a Tensor, differentiable in ``weight``; None
+    without ``weight``), the bool mask of non-ignored targets and the target
+    indices (an array). When no target is ignored and there is no ``weight``,
+    the masks are None: the fused ops pick the targets.
     """
     if input.ndim == 0:
         raise OpError(f"{opname}(): input must have a class dim: (C,), (N, C) or "
@@ -710,15 +710,21 @@ def _class_targets(input, target, weight, ignore_index, opname):
     if weight is not None and tuple(weight.shape) != (classes,):
         raise OpError(f"{opname}(): weight of shape {tuple(weight.shape)} must have one entry "
                       f"per class, shape ({classes},), for input of shape {input.shape}")
+    if index.size and weight is None:
+        low, high = index.min(), index.max()
+        if 0 <= low and high < classes and not low <= ignore_index <= high:
+            # The common case, every target in range and none ignored (ignore_index
+            # is -100 by default): the two reductions checked it all.
+            return class_dim, None, None, None, index
     valid = index != ignore_index
     if index.size and valid.all():
-        # The common case, no target ignored: two reductions check the bounds.
+        # No target ignored: two reductions check the bounds.
         if index.min() < 0 or index.max() >= classes:
             bad = (index < 0) | (index >= classes)
             raise IndexError(f"{opname}(): target {index[bad].flat[0]} is out of bounds for "
                              f"{classes} classes (input of shape {input.shape})")
         if weight is None:
-            return class_dim, None, None, valid, index
+            return class_dim, None, None, None, index
         safe = index
         picked = safe[..., None] == np.arange(classes)
     else:
@@ -747,7 +753,7 @@ def _nll(input, targets, reduction):
     if picked is None:
         # Every target counts and none is weighted: one op (oxmera.ops.loss).
         loss = _loss.nll_class_indices(input, _core._wrap(index), class_dim, reduction)
-        return loss, (float(valid.size) if reduction == "mean" else None)
+        return loss, (float(index.size) if reduction == "mean" else None)
     # where(), not indexing or a product with a one-hot: exactly the picked
     # entries, and a zero gradient elsewhere even where input is -inf.
     loss = -where(_core._wrap(picked), input, 0.0).sum(class_dim)
@@ -822,12 +828,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                             label_smoothing, class_dim, tuple(weight_shape))
     # The target is checked before the log_softmax, so a bad call records nothing.
     targets = _class_targets(input, target, weight, ignore_index, "cross_entropy")
+    if targets[1] is None and label_smoothing == 0:
+        # Every target counts and none is weighted: one op (oxmera.ops.loss).
+        return _loss.cross_entropy_class_indices(input, _core._wrap(targets[4]), class_dim,
+                                                 reduction).output
     logp = _activation.log_softmax(input, class_dim)
     nll, total = _nll(logp, targets, reduction)
     if label_smoothing == 0:
         return nll
     weighted = logp if weight is None else logp * weight.reshape(tuple(weight_shape))
-    smooth = where(_core._wrap(targets[3]), -weighted.sum(class_dim), 0.0)
+    smooth = -weighted.sum(class_dim)
+    if targets[3] is not None:      # some targets ignored
+        smooth = where(_core._wrap(targets[3]), smooth, 0.0)
     if reduction == "mean":
         smooth = _sum_over(smooth, total)
     else:

@@ -17,6 +17,7 @@ import numpy as np
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops._utils import accumulation_dtype, narrow, widened
+from oxmera.ops import activation as _activation
 from oxmera.ops.elementwise import log, log1p, lt, where
 
 __all__ = ["binary_cross_entropy"]
@@ -198,10 +199,12 @@ def _pick(input, target, class_dim):
 
 
 def _place(out, target, class_dim, values):
+    """``out`` with ``values`` (of the target's shape, or broadcast to it) at the targets."""
     index = _target_index(target, class_dim)
     if index is not None:
         out[index] = values
     else:
+        values = np.broadcast_to(values, np.shape(target))
         np.put_along_axis(out, np.expand_dims(np.asarray(target, dtype=np.intp), class_dim),
                           np.expand_dims(values, class_dim), class_dim)
     return out
@@ -233,12 +236,17 @@ def nll_class_indices(input, target, class_dim, reduction):
 
 @nll_class_indices.vjp
 def _(ctx, grad, input, target, class_dim, reduction):
+    return _nll_input_grad(grad, target, class_dim, reduction, ctx.input_shape(0)), None
+
+
+def _nll_input_grad(grad, target, class_dim, reduction, shape):
+    """nll_class_indices' gradient of its input of ``shape``, differentiable in ``grad``."""
     if reduction == "mean":
         count = target.numel()
         grad = widened(grad, lambda wide: wide / count) if count else grad * np.nan
     if reduction != "none":
         grad = grad.expand(tuple(target.shape))
-    return nll_class_indices_backward(grad, target, class_dim, ctx.input_shape(0)), None
+    return nll_class_indices_backward(grad, target, class_dim, shape)
 
 
 @op("nll_loss_backward", inputs=2, save=("target",))
@@ -261,3 +269,56 @@ def nll_class_indices_backward(grad, target, class_dim, shape):
 def _(ctx, grad_of_grad, grad, target, class_dim, shape):
     # Linear in grad: its gradient picks grad_of_grad's target entries, negated.
     return nll_class_indices(grad_of_grad, target, class_dim, "none"), None
+
+
+# cross_entropy with class-index targets, every one counted, no class weights
+# and no label smoothing (every classifier's training step) is one op, as
+# ATen's cross_entropy_loss names it: log_softmax and nll_loss composed ran
+# two nodes whose backward made four op calls (a widened division, an
+# expand, nll_loss_backward, log_softmax's fused VJP), each costing more in
+# dispatch than its arithmetic on a batch of logits. The forward keeps what
+# log_softmax's does (the exponentials and their row sums, see
+# oxmera.ops.activation) and the logits (PyTorch keeps the log-probabilities:
+# the same size), not the log-probabilities. Without recording, the VJP is
+# nll_loss's gradient written into zeros and log_softmax's fused VJP over it,
+# in NumPy (the same arithmetic as the two nodes, so the same bits); with
+# create_graph it is the two ops' VJPs composed from the logits (log_softmax
+# computed again, once), differentiable to any order.
+def _cross_entropy_forward(input, target, class_dim, reduction):
+    """``(loss, exps, sums)``: nll_loss of log_softmax(input) along ``class_dim``, and
+    the exponentials and row sums log_softmax's VJP reads.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.loss import cross_entropy_class_indices
+    >>> logits = oxmera.tensor([[0.0, 0.0], [0.0, 0.0]])
+    >>> cross_entropy_class_indices(logits, oxmera.tensor([1, 0]), 1, "mean").output
+    tensor(0.6931, dtype=float32)
+    """
+    logp, exps, sums = _activation._log_softmax_forward(input, class_dim)
+    return nll_class_indices.__wrapped__(logp, target, class_dim, reduction), exps, sums
+
+
+cross_entropy_class_indices = op(
+    "cross_entropy_loss", inputs=2, save=("input", "target"), save_output=True, quiet=True,
+    outputs=("output", "exps", "sums"), hidden=("exps", "sums"))(_cross_entropy_forward)
+
+
+@cross_entropy_class_indices.vjp
+def _(ctx, grads, input, target, class_dim, reduction):
+    grad = grads[0]     # the hidden exps' and sums' gradients are None
+    if _core.is_grad_enabled():
+        logp = _activation.log_softmax(input, class_dim)
+        nll_grad = _nll_input_grad(grad, target, class_dim, reduction, tuple(logp.shape))
+        return _activation.log_softmax_backward(nll_grad, logp, class_dim), None
+    _, exps, sums = ctx.output
+    exps = exps._data
+    g = grad._data
+    if reduction == "mean":
+        count = target._data.size
+        g = narrow(np.divide(g, count, dtype=accumulation_dtype(g.dtype)), g.dtype) if count \
+            else g * np.nan
+    nll_grad = nll_class_indices_backward.__wrapped__(g, target._data, class_dim, exps.shape)
+    return _activation.log_softmax_backward_exps.__wrapped__(
+        nll_grad, exps, sums._data, class_dim, reuse_exps=ctx._frees_saved), None

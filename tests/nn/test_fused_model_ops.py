@@ -1,4 +1,5 @@
-"""The model ops with fused VJPs (issue 13): linear, gelu, layer_norm (and log_softmax).
+"""The model ops with fused VJPs (issue 13): linear, gelu, layer_norm, log_softmax and
+cross_entropy.
 
 Their gradients are checked to second order in ``tests/ops/_cases_model_ops.py``
 (and against PyTorch there); this file checks what is particular to them:
@@ -29,6 +30,10 @@ FUNCTIONS = {
     "gelu-tanh": (lambda x: F.gelu(x, approximate="tanh"), [(4, 6)]),
     "layer_norm": (lambda x, w, b: F.layer_norm(x, (6,), w, b), [(2, 4, 6), (6,), (6,)]),
     "linear": (F.linear, [(2, 4, 6), (3, 6), (3,)]),
+    "cross_entropy": (lambda x: F.cross_entropy(x, oxmera.tensor([4, 0, 2]), reduction="none"),
+                      [(3, 5)]),
+    "cross_entropy-spatial": (lambda x: F.cross_entropy(x, oxmera.tensor([[1, 0], [2, 2]])),
+                              [(2, 3, 2)]),
 }
 
 
@@ -44,16 +49,29 @@ def test_backward_with_and_without_create_graph_agree(name):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["log_softmax", "gelu", "layer_norm"])
+@pytest.mark.parametrize("name", ["log_softmax", "gelu", "layer_norm", "cross_entropy"])
 def test_one_node_per_call(name):
     fn, shapes = FUNCTIONS[name]
     leaves = [oxmera.randn(*s, dtype=oxmera.float64, requires_grad=True) for s in shapes]
     out = fn(*leaves)
     expected = {"log_softmax": "LogSoftmaxBackward", "gelu": "GeluBackward",
-                "layer_norm": "LayerNormBackward"}[name]
+                "layer_norm": "LayerNormBackward",
+                "cross_entropy": "CrossEntropyLossBackward"}[name]
     assert out.grad_fn.name() == expected
-    assert all(fn_ is None or fn_[0].name() == "AccumulateGrad"
+    assert all(fn_ is None or fn_[0] is None or fn_[0].name() == "AccumulateGrad"
                for fn_ in out.grad_fn.next_functions)
+
+
+@pytest.mark.parametrize("dtype", [oxmera.float32, oxmera.float64])
+def test_cross_entropy_backward_twice_with_retain_graph(dtype):
+    # Without retain_graph the VJP writes its result over the exponentials the
+    # forward kept; with it, they must survive for the second backward.
+    x = oxmera.randn(6, 4, dtype=dtype, requires_grad=True)
+    loss = F.cross_entropy(x, oxmera.tensor([0, 3, 1, 1, 2, 0]))
+    loss.backward(retain_graph=True)
+    first = x.grad.clone()
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * first.numpy())
 
 
 def test_log_softmax_backward_of_a_broadcast_gradient():

@@ -110,10 +110,33 @@ add_cases(
      (Leaf((0, 3)),)),
     ("transposed", lambda x: _NLL(x, _classes([0, 3, 1]), 1, "mean"), (T((3, 4)),)),
     ("strided", lambda x: _NLL(x, _classes([1, 0]), 1, "none"), (S((2, 3)),)),
-    ("via-cross_entropy", lambda x: OF.cross_entropy(x, _classes([2, 0, 1])),
+    ("via-cross_entropy-smoothing", lambda x: OF.cross_entropy(x, _classes([2, 0, 1]),
+                                                               label_smoothing=0.1),
      (Leaf((3, 4)),)),
     ("via-nll_loss", lambda x: OF.nll_loss(x, _classes([1, 0]), reduction="sum"),
      (Leaf((2, 3)),)),
+)
+_CE = oxmera.ops.loss.cross_entropy_class_indices
+
+
+def _ce(target, class_dim=1, reduction="mean"):
+    return lambda x: _CE(x, _classes(target), class_dim, reduction).output
+
+
+add_cases(
+    "cross_entropy_loss",
+    ("mean", _ce([2, 0, 3]), (Leaf((3, 4)),)),
+    ("sum", _ce([1, 1], reduction="sum"), (Leaf((2, 3)),)),
+    ("none", _ce([0, 2, 1], reduction="none"), (Leaf((3, 3)),)),
+    ("unbatched", _ce(3, 0), (Leaf((4,)),)),
+    ("spatial", _ce([[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
+    ("size-0-sum", _ce(np.zeros(0, np.int64), reduction="sum"), (Leaf((0, 3)),)),
+    ("transposed", _ce([0, 3, 1]), (T((3, 4)),)),
+    ("strided", _ce([1, 0], reduction="none"), (S((2, 3)),)),
+    ("via-cross_entropy", lambda x: OF.cross_entropy(x, _classes([2, 0, 1])),
+     (Leaf((3, 4)),)),
+    ("via-CrossEntropyLoss", lambda x: oxmera.nn.CrossEntropyLoss(reduction="sum")(
+        x, _classes([[1, 0], [2, 2]])), (Leaf((2, 3, 2)),)),
 )
 add_cases(
     "nll_loss_backward",
@@ -203,6 +226,26 @@ add_torch_cases(
     ("none", _nll_pick("none", [0, 2, 1]), (Leaf((3, 3)),)),
     ("unbatched", _nll_pick("mean", 3, 0), (Leaf((4,)),)),
     ("spatial", _nll_pick("mean", [[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
+)
+
+
+def _ce_pick(reduction, classes, class_dim=1):
+    # torch's cross_entropy (no weight, nothing ignored, no smoothing) against the fused op
+    def fn(lib, x):
+        target = lib.tensor(np.array(classes, dtype=np.int64))
+        if lib.__name__ == "torch":
+            return F(lib).cross_entropy(x, target, reduction=reduction)
+        return _CE(x, target, class_dim, reduction).output
+    return fn
+
+
+add_torch_cases(
+    "cross_entropy_loss",
+    ("mean", _ce_pick("mean", [2, 0, 3]), (Leaf((3, 4)),)),
+    ("sum", _ce_pick("sum", [1, 1]), (Leaf((2, 3)),)),
+    ("none", _ce_pick("none", [0, 2, 1]), (Leaf((3, 3)),)),
+    ("unbatched", _ce_pick("mean", 3, 0), (Leaf((4,)),)),
+    ("spatial", _ce_pick("mean", [[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
 )
 add_torch_cases(
     "nll_loss_backward",
@@ -357,6 +400,9 @@ for _reduction in ("mean", "sum", "none"):
             (f"spatial-{_s}", lambda lib, x, r=_reduction, s=_smoothing: F(lib).cross_entropy(
                 x, lib.tensor(_TARGET_2x3), _weight(lib), ignore_index=2, reduction=r,
                 label_smoothing=s), (Leaf((2, 5, 3)),)),
+            (f"spatial-unweighted-{_s}", lambda lib, x, r=_reduction, s=_smoothing: F(
+                lib).cross_entropy(x, lib.tensor(_TARGET_2x3), reduction=r, label_smoothing=s),
+             (Leaf((2, 5, 3)),)),
             (f"unbatched-{_s}", lambda lib, x, r=_reduction, s=_smoothing: F(lib).cross_entropy(
                 x, lib.tensor(np.array(3)), reduction=r, label_smoothing=s), (Leaf((5,)),)),
             (f"probabilities-{_s}", lambda lib, x, t, r=_reduction, s=_smoothing: F(

@@ -72,7 +72,7 @@ CANNOT_TAKE = {
     # a last dimension of 2 with stride 1 (PyTorch's rule); a permuted batch is its own case
     "view_as_complex": {"0-d", "non-contiguous"},
     # the input has a class dimension
-    "nll_loss": {"0-d"},
+    "nll_loss": {"0-d"}, "cross_entropy_loss": {"0-d"},
     # a transform needs a dimension to run along
     **dict.fromkeys(("fft_c2c", "fft_r2c", "fft_c2r", "fft_resize"), {"0-d"}),
 }

@@ -168,7 +168,7 @@ class CrossEntropyLoss(_WeightedLoss):
     >>> logits = oxmera.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]], requires_grad=True)
     >>> out = loss(logits, oxmera.tensor([0, 2]))
     >>> out
-    tensor(0.6691, dtype=float32, grad_fn=<NllLossBackward>)
+    tensor(0.6691, dtype=float32, grad_fn=<CrossEntropyLossBackward>)
     >>> out.backward()
     >>> logits.grad.shape
     oxmera.Size([2, 3])
