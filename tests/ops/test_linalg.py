@@ -182,8 +182,11 @@ def test_outer_gradient():
     (oxmera.dot, ((1, 3), (3,)), "1-D"),
     (oxmera.dot, ((), ()), "1-D"),
     (oxmera.outer, ((2, 1), (3,)), "1-D"),
+    (oxmera.matmul, ((2, 3), (4, 2)), "cannot be multiplied"),
+    (oxmera.matmul, ((), (3,)), "at least 1 dimension"),
+    (oxmera.matmul, ((2, 2, 3), (3, 3, 2)), "batch dimensions.*do not broadcast"),
 ], ids=["mm-inner", "mm-3d", "mm-1d", "bmm-2d", "bmm-batch", "bmm-inner", "dot-lengths",
-        "dot-2d", "dot-0d", "outer-2d"])
+        "dot-2d", "dot-0d", "outer-2d", "matmul-inner", "matmul-0d", "matmul-batch"])
 def test_mm_family_errors_name_the_op_and_both_shapes(call, shapes, message):
     a = leaf(np.ones(shapes[0]))
     a.grad = oxmera.ones(*shapes[0], dtype=F64)
