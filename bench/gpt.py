@@ -26,6 +26,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _side_by_side import report, time_rounds  # noqa: E402
 from _threads import pin_threads_in_environment  # noqa: E402
 
 if __name__ == "__main__":
@@ -33,8 +34,6 @@ if __name__ == "__main__":
 
 import argparse  # noqa: E402
 import math  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -137,22 +136,8 @@ def main():
             or abs(second["torch"] - second["oxmera"]) > 1e-3):
         sys.exit("the libraries disagree: not timing")
 
-    times = {name: [] for name in steps}
-    ratios = []
-    for r in range(args.repeats):
-        order = list(steps) if r % 2 == 0 else list(reversed(list(steps)))
-        sample = {}
-        for name in order:
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                steps[name]()
-            sample[name] = (time.perf_counter() - start) / args.steps
-            times[name].append(sample[name])
-        ratios.append(sample["oxmera"] / sample["torch"])
-    for name in steps:
-        print(f"{name:7s} {statistics.median(times[name]) * 1e3:8.1f} ms/step")
-    print(f"oxmera / torch: {statistics.median(ratios):.2f}x (median of {args.repeats} rounds)")
-
+    times, ratios = time_rounds(steps, args.repeats, args.steps)
+    report(times, ratios, args.repeats)
 
 if __name__ == "__main__":
     main()
