@@ -9,7 +9,13 @@ before, and ``gelu`` (every transformer's activation) spent most of its time
 in it.
 """
 
+from libc.string cimport memcmp
+
 import numpy as np
+
+cimport numpy as cnp
+
+cnp.import_array()
 
 cdef extern from "_kernels.h" nogil:
     void oxmera_erf_float32(const float *x, float *out, Py_ssize_t n)
@@ -600,13 +606,41 @@ def plane_scatter(grad, indices, Py_ssize_t planes, Py_ssize_t plane_size):
     return out
 
 
-def float_pair(a, b):
+cpdef bint float_pair(a, b):
     """Whether ``a`` and ``b`` are what the one-pass kernels (``scaled_update``,
     ``relu_backward``) take: ndarrays of one native float32 or float64 dtype and
-    one shape, both C-contiguous (callers take NumPy's path otherwise)."""
-    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
-            and (a.dtype == np.float32 or a.dtype == np.float64) and a.dtype.isnative
-            and a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous)
+    one shape, both C-contiguous (callers take NumPy's path otherwise).
+
+    Read from the array structs: it runs before every optimizer update and
+    relu VJP, where building ``a.dtype``, ``a.shape`` and ``a.flags`` cost
+    more than a small array's arithmetic.
+    """
+    cdef cnp.ndarray x, y
+    cdef int num, nd
+    if not (cnp.PyArray_Check(a) and cnp.PyArray_Check(b)):
+        return False
+    x, y = <cnp.ndarray>a, <cnp.ndarray>b
+    num = cnp.PyArray_TYPE(x)
+    if num != cnp.PyArray_TYPE(y) or (num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE):
+        return False
+    nd = cnp.PyArray_NDIM(x)
+    return (cnp.PyArray_ISNOTSWAPPED(x) and cnp.PyArray_ISNOTSWAPPED(y)
+            and nd == cnp.PyArray_NDIM(y)
+            and memcmp(cnp.PyArray_DIMS(x), cnp.PyArray_DIMS(y), nd * sizeof(cnp.npy_intp)) == 0
+            and cnp.PyArray_IS_C_CONTIGUOUS(x) and cnp.PyArray_IS_C_CONTIGUOUS(y))
+
+
+cpdef bint contiguous_overlap(a, b) except -1:
+    """Whether C-contiguous arrays ``a`` and ``b`` share memory: their byte ranges
+    meet (exact for contiguous arrays; ``np.may_share_memory`` costs ~0.7 us)."""
+    cdef cnp.ndarray x = a, y = b
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(x) and cnp.PyArray_IS_C_CONTIGUOUS(y)):
+        raise ValueError("contiguous_overlap: C-contiguous arrays only")
+    cdef char* x0 = <char*>cnp.PyArray_DATA(x)
+    cdef char* y0 = <char*>cnp.PyArray_DATA(y)
+    if cnp.PyArray_NBYTES(x) == 0 or cnp.PyArray_NBYTES(y) == 0:
+        return False
+    return x0 < y0 + cnp.PyArray_NBYTES(y) and y0 < x0 + cnp.PyArray_NBYTES(x)
 
 
 cdef int _check_float_pair(a, b, str what) except -1:
@@ -636,7 +670,7 @@ def scaled_update(target, value, alpha, bint subtract):
     _check_float_pair(target, value, "scaled_update")
     if not target.flags.writeable:
         raise ValueError("scaled_update kernel: the target is read-only")
-    if np.may_share_memory(target, value):
+    if contiguous_overlap(target, value):
         raise ValueError("scaled_update kernel: the arrays overlap")
     cdef Py_ssize_t n = target.size
     cdef float[::1] t32

@@ -154,40 +154,45 @@ class _core_no_grad:
 
 # -- arithmetic: NumPy writes in place when nothing records ---------------------------
 
-def _ufunc_inplace(name, ufunc, self, other, fallback, alpha=None):
+def _ufunc_inplace(name, ufunc, self, other, fallback):
     if isinstance(self, Tensor) and not _recording(self, other):
-        _check_writable(name, self, False)
-        unlocked = _core._begin_write(self)
-        try:
-            if alpha is None:
-                ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
-            elif _one_pass(self._data, _arrays(other), alpha):
-                _kernels.scaled_update(self._data, _arrays(other), alpha, ufunc is np.subtract)
-            elif _in_chunks(self._data, _arrays(other)):
-                _scaled_in_chunks(ufunc, self._data, _arrays(other), alpha)
-            else:
-                ufunc(self._data, _times(other, alpha), out=self._data, casting="same_kind")
-        except TypeError as err:   # numpy.UFuncTypeError: a float result into an int tensor
-            raise RuntimeError(f"{name}(): result type can't be cast to the desired output type "
-                               f"{self.dtype}: {err}") from None
-        except ValueError as err:
-            other_shape = np.shape(_arrays(other))
-            try:
-                shape = np.broadcast_shapes(self.shape, other_shape)
-            except ValueError:
-                raise RuntimeError(f"{name}(): the operand of shape {other_shape} does not "
-                                   f"broadcast with the tensor's shape {self.shape}") from None
-            if shape != self.shape:
-                raise RuntimeError(f"{name}(): output with shape {self.shape} doesn't match the "
-                                   f"broadcast shape {shape}") from None
-            raise RuntimeError(f"{name}(): cannot update this tensor of shape {self.shape}: "
-                               f"{err} (a broadcast/expanded view is read-only; clone() "
-                               f"it)") from None
-        finally:
-            _core._end_write(unlocked)
-        self._bump_version()
-        return self
+        return _update(name, ufunc, self, other)
     return _inplace(name, self, fallback, (other,), reads_self=name in ("mul_", "div_"))
+
+
+def _update(name, ufunc, self, other, alpha=None):
+    """``self = ufunc(self, other * alpha)`` written by NumPy into ``self``'s array, for a
+    Tensor ``self`` when nothing records (the caller checked both)."""
+    unlocked = _core._begin_write(self)
+    try:
+        if alpha is None:
+            ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
+        elif _one_pass(self._data, _arrays(other), alpha):
+            _kernels.scaled_update(self._data, _arrays(other), alpha, ufunc is np.subtract)
+        elif _in_chunks(self._data, _arrays(other)):
+            _scaled_in_chunks(ufunc, self._data, _arrays(other), alpha)
+        else:
+            ufunc(self._data, _times(other, alpha), out=self._data, casting="same_kind")
+    except TypeError as err:   # numpy.UFuncTypeError: a float result into an int tensor
+        raise RuntimeError(f"{name}(): result type can't be cast to the desired output type "
+                           f"{self.dtype}: {err}") from None
+    except ValueError as err:
+        other_shape = np.shape(_arrays(other))
+        try:
+            shape = np.broadcast_shapes(self.shape, other_shape)
+        except ValueError:
+            raise RuntimeError(f"{name}(): the operand of shape {other_shape} does not "
+                               f"broadcast with the tensor's shape {self.shape}") from None
+        if shape != self.shape:
+            raise RuntimeError(f"{name}(): output with shape {self.shape} doesn't match the "
+                               f"broadcast shape {shape}") from None
+        raise RuntimeError(f"{name}(): cannot update this tensor of shape {self.shape}: "
+                           f"{err} (a broadcast/expanded view is read-only; clone() "
+                           f"it)") from None
+    finally:
+        _core._end_write(unlocked)
+    self._bump_version()
+    return self
 
 
 # An optimizer's ``p.add_(g, alpha=-lr)``: ``g * alpha`` as one temporary of
@@ -201,7 +206,7 @@ _CHUNK = 16384
 
 def _one_pass(target, value, alpha):
     return (type(alpha) in (int, float) and _kernels.float_pair(target, value)
-            and not np.may_share_memory(target, value))
+            and not _kernels.contiguous_overlap(target, value))
 
 
 def _in_chunks(target, value):
@@ -242,7 +247,7 @@ def add_(self, other, *, alpha=1):
     if alpha != 1:
         if isinstance(self, Tensor) and not _recording(self, other):
             # an optimizer's update: scale the operand, then add in place
-            return _ufunc_inplace("add_", np.add, self, other, None, alpha)
+            return _update("add_", np.add, self, other, alpha)
         return _inplace("add_", self, lambda s: elementwise.add(s, other, alpha=alpha), (other,),
                         reads_self=False)
     return _ufunc_inplace("add_", np.add, self, other, lambda s: elementwise.add(s, other))
@@ -260,7 +265,7 @@ def sub_(self, other, *, alpha=1):
     """
     if alpha != 1:
         if isinstance(self, Tensor) and not _recording(self, other):
-            return _ufunc_inplace("sub_", np.subtract, self, other, None, alpha)
+            return _update("sub_", np.subtract, self, other, alpha)
         return _inplace("sub_", self, lambda s: elementwise.sub(s, other, alpha=alpha), (other,),
                         reads_self=False)
     return _ufunc_inplace("sub_", np.subtract, self, other, lambda s: elementwise.sub(s, other))

@@ -273,6 +273,40 @@ def test_scaled_update_refuses_what_it_cannot_do():
     assert not a.any()
 
 
+def _float_pair_by_attributes(a, b):
+    # float_pair's definition, in NumPy's words
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
+            and a.dtype in (np.float32, np.float64) and a.dtype.isnative
+            and a.shape == b.shape and a.flags.c_contiguous and b.flags.c_contiguous)
+
+
+def _pair_candidates():
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    arrays = [base, base.astype(np.float32), base.astype(np.float16), base.astype(np.int64),
+              base.astype(">f8"), base.T, base[:, ::2], base[:2], base.reshape(6, 4),
+              base.reshape(24), np.zeros((0, 6)), np.zeros(()), base.view(np.matrix),
+              [[1.0] * 6] * 4, 3.0, None]
+    return arrays
+
+
+def test_float_pair_reads_what_the_attributes_say():
+    candidates = _pair_candidates()
+    for a in candidates:
+        for b in candidates:
+            assert _kernels.float_pair(a, b) == _float_pair_by_attributes(a, b), (a, b)
+
+
+def test_contiguous_overlap_is_shares_memory_for_contiguous_arrays():
+    buffer = np.zeros(64, np.float32)
+    pieces = [buffer[0:8], buffer[4:12], buffer[8:16], buffer[16:16], buffer[15:16],
+              buffer[0:64], buffer[12:20].reshape(2, 4), np.zeros(8, np.float32)]
+    for a in pieces:
+        for b in pieces:
+            assert _kernels.contiguous_overlap(a, b) == np.shares_memory(a, b), (a, b)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _kernels.contiguous_overlap(buffer[::2], buffer)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_backward_selects_the_gradient_where_the_output_is_positive(dtype):
     grad = np.array([1.0, np.inf, np.nan, -2.0, 3.0, np.inf, 5.0], dtype)
