@@ -164,7 +164,8 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         opdef = _registry.OpDef(opname, forward, n_inputs, input_names, differentiable,
                                 save_mask, save_output, prepare, view, output_type,
                                 numpy, quiet, n_required, defaults,
-                                tuple(fields.index(h) for h in hidden_names) or None)
+                                tuple(fields.index(h) for h in hidden_names) or None,
+                                promotes=bool(promote))
 
         def public(*args, **kwargs):
             return _apply(opdef, args, kwargs)

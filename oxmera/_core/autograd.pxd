@@ -50,6 +50,7 @@ cdef class OpDef:
     cdef readonly tuple save_mask  # per input: does the VJP read it; None = all
     cdef readonly bint save_output  # the VJP reads the output (ctx.output)
     cdef readonly object prepare   # dtype promotion of the inputs, or None
+    cdef readonly bint promotes    # prepare is PyTorch's promotion of the inputs' dtypes
     cdef readonly bint view        # the output may be a view of input 0
     cdef readonly object output_type    # namedtuple class for several outputs, or None
     cdef readonly object numpy_forward  # NumPy callable equal to forward on the inputs alone

@@ -1624,7 +1624,7 @@ cdef class OpDef:
     def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
                  output_type, numpy_forward=None, bint quiet=False, n_required=None,
-                 tuple input_defaults=None, tuple hidden=None):
+                 tuple input_defaults=None, tuple hidden=None, bint promotes=False):
         if self.forward is not None:
             raise TypeError(f"OpDef {self.name!r} is built already: an op's definition cannot "
                             f"change under the nodes recorded with it")
@@ -1643,6 +1643,7 @@ cdef class OpDef:
         self.save_mask = save_mask
         self.save_output = save_output
         self.prepare = prepare
+        self.promotes = promotes and prepare is not None
         self.view = view
         self.output_type = output_type
         self.numpy_forward = numpy_forward
@@ -2722,11 +2723,16 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
         fargs = tuple([v if v is None else as_array(v) for v in fargs[:n]]) + fargs[n:]
     arrays = fargs                          # the inputs as arrays, before any promotion
     if n and _needs_prepare(op, fargs, n):
-        slots = op.prepare(list(fargs[:n]))
-        if type(slots) is not list or len(slots) != n:
-            raise TypeError(f"{op.name}(): its prepare step returned "
-                            f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
-        fargs = tuple(slots) + fargs[n:]
+        weak = (_weak_zero_dims(fargs, n) if op.promotes and op.numpy_forward is not None
+                and nargs == n and not kwargs else None)
+        if weak is not None:
+            fargs = weak
+        else:
+            slots = op.prepare(list(fargs[:n]))
+            if type(slots) is not list or len(slots) != n:
+                raise TypeError(f"{op.name}(): its prepare step returned "
+                                f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
+            fargs = tuple(slots) + fargs[n:]
     if op.quiet:
         # PyTorch never warns about inf/nan results; NumPy would. This is
         # np.errstate(all="ignore") at a tenth of its cost (~2 us).
@@ -2972,6 +2978,47 @@ try:
     _quiet_extobj = _make_extobj(all="ignore")
 except ImportError:         # pragma: no cover - NumPy internals changed
     _extobj_var, _quiet_extobj = _QuietState(), None
+
+
+cdef object _weak_zero_dims(tuple fargs, Py_ssize_t n):
+    """The arguments of a promoting op whose float inputs differ in dtype only by
+    0-d arrays, with each such array as a Python float; None for any other call.
+
+    Only for a call that runs the op's NumPy function (``numpy=``, a ufunc):
+    PyTorch's rule that a 0-d tensor does not raise a dimensioned one's dtype
+    within its category is NumPy's rule for Python numbers, so the ufunc gives
+    the promoted dtype, and the same values: the number is rounded to that
+    dtype first, as the cast in ``prepare`` rounds it (a forward that computes
+    in a wider dtype would see it unrounded). This is the VJP of every
+    op with a number operand (``x * 2.0`` saves 2.0, which its VJP gets as a
+    0-d float64 tensor): ``prepare`` cost 1.8 us of a 3.2 us product.
+    """
+    cdef Py_ssize_t i
+    cdef int num, dim_num = -1
+    cdef bint any_zero = False
+    for i in range(n):
+        v = fargs[i]
+        if cnp.PyArray_Check(v):
+            num = cnp.PyArray_TYPE(<cnp.ndarray>v)
+            if num != cnp.NPY_FLOAT16 and num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE:
+                return None
+            if cnp.PyArray_NDIM(<cnp.ndarray>v) == 0:
+                any_zero = True
+            elif dim_num < 0:
+                dim_num = num
+            elif num != dim_num:
+                return None
+        elif v is not None and (type(v) is bool or not _is_python_scalar(v)):
+            return None
+    if dim_num < 0 or not any_zero:
+        return None
+    weak = list(fargs)
+    for i in range(n):
+        v = fargs[i]
+        if (cnp.PyArray_Check(v) and cnp.PyArray_NDIM(<cnp.ndarray>v) == 0
+                and cnp.PyArray_TYPE(<cnp.ndarray>v) != dim_num):
+            weak[i] = float(v)
+    return tuple(weak)
 
 
 cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:

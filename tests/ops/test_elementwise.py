@@ -603,3 +603,37 @@ def test_unsupported_operand_is_a_type_error():
             x + "text"
         with pytest.raises(TypeError):
             x * np.array(["a"])
+
+
+def _outcome(fn):
+    try:
+        result = fn()
+    except Exception as err:        # the same failure either way is the same outcome
+        return ("raised", type(err))
+    result = result[0] if isinstance(result, tuple) else result
+    return ("ok", result.dtype, result.numpy().tobytes())     # bit for bit, nan included
+
+
+_PROMOTING_BINARY = sorted(o.name for o in oxmera.ops._registry.list_ops()
+                           if o.promotes and o.n_inputs == 2)
+
+
+@pytest.mark.parametrize("name", _PROMOTING_BINARY)
+def test_a_0d_operand_of_another_float_dtype_acts_as_cast_first(name):
+    # The core passes such an operand to NumPy as a Python number (weakly
+    # typed) instead of casting it in the op's prepare step: the outcome must
+    # be the cast's, bit for bit, for every promoting op, in either position.
+    public = next(o.public for o in oxmera.ops._registry.list_ops() if o.name == name)
+    for dtype in (F16, F32, F64):
+        x = oxmera.tensor([0.5, 1.5, 2.5, 1e4], dtype=dtype)
+        for other in (F16, F32, F64):
+            if other == dtype:
+                continue
+            for value in (0.1, 3.0, 1e300 if other == F64 else 6e4):
+                s = oxmera.tensor(value, dtype=other)
+                cast = s.to(dtype)
+                with np.errstate(all="ignore"):
+                    assert _outcome(lambda: public(x, s)) == _outcome(lambda: public(x, cast)), (
+                        dtype, other, value)
+                    assert _outcome(lambda: public(s, x)) == _outcome(lambda: public(cast, x)), (
+                        dtype, other, value)
