@@ -978,15 +978,21 @@ def sum_to(input, shape):
     if lead < 0:
         return input
     have = input.shape
-    inner = tuple([i + lead for i, s in enumerate(shape) if s == 1 and have[i + lead] != 1])
     # float16 gradients summed in float32: a bias's gradient over many rows
     # would stop growing (or overflow) in float16.
-    if not inner:
+    if have[lead:] == shape:
         # Only leading dims (a bias's gradient): summed away, no reshape.
+        return _reduce_wide(np.add, input, _LEADING[lead] if lead < 4 else tuple(range(lead)),
+                            input.dtype, False) if lead else input
+    inner = tuple([i + lead for i, s in enumerate(shape) if s == 1 and have[i + lead] != 1])
+    if not inner:
         return _reduce_wide(np.add, input, tuple(range(lead)), input.dtype, False) if lead \
             else input
     out = _reduce_wide(np.add, input, tuple(range(lead)) + inner, input.dtype, True)
     return out.reshape(out.shape[lead:]) if lead else out
+
+
+_LEADING = [(), (0,), (0, 1), (0, 1, 2)]     # sum_to's axes for 0-3 leading dims
 
 
 @sum_to.vjp
