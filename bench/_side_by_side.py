@@ -4,10 +4,34 @@ Each round times a few steps of each library, in alternating order, so the
 shared machine's drift hits both alike; the report is each library's median
 time per step and the median over rounds of the ratio oxmera / torch.
 """
+import argparse
 import statistics
 import time
 
-__all__ = ["time_rounds", "report"]
+__all__ = ["arguments", "build_both", "time_rounds", "report"]
+
+
+def arguments(doc, steps):
+    """The command line both benchmarks take: ``--repeats`` and ``--steps``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--steps", type=int, default=steps, help="steps per library per round")
+    return parser.parse_args()
+
+
+def build_both(build):
+    """``(torch, oxmera, reference, model)``: ``build(lib)`` made with each library,
+    torch on one thread and seeded, oxmera's model loaded with torch's weights."""
+    import torch
+
+    import oxmera
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    reference = build(torch)
+    model = build(oxmera)
+    model.load_state_dict({k: oxmera.tensor(v.detach().numpy())
+                           for k, v in reference.state_dict().items()})
+    return torch, oxmera, reference, model
 
 
 def time_rounds(steps, repeats, per_round):

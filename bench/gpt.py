@@ -26,13 +26,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _side_by_side import report, time_rounds  # noqa: E402
+from _side_by_side import arguments, build_both, report, time_rounds  # noqa: E402
 from _threads import pin_threads_in_environment  # noqa: E402
 
 if __name__ == "__main__":
     pin_threads_in_environment()
 
-import argparse  # noqa: E402
 import math  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -112,19 +111,8 @@ def trainer(lib, model, data):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--steps", type=int, default=3, help="steps per library per round")
-    args = parser.parse_args()
-
-    import torch
-    import oxmera
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    reference = build(torch)
-    model = build(oxmera)
-    model.load_state_dict({k: oxmera.tensor(v.detach().numpy())
-                           for k, v in reference.state_dict().items()})
+    args = arguments(__doc__, steps=3)
+    torch, oxmera, reference, model = build_both(build)
     rng = np.random.default_rng(0)
     data = (rng.integers(0, VOCAB, (BATCH, CONTEXT)), rng.integers(0, VOCAB, (BATCH, CONTEXT)))
     steps = {"torch": trainer(torch, reference, data), "oxmera": trainer(oxmera, model, data)}

@@ -25,13 +25,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _side_by_side import report, time_rounds  # noqa: E402
+from _side_by_side import arguments, build_both, report, time_rounds  # noqa: E402
 from _threads import pin_threads_in_environment  # noqa: E402
 
 if __name__ == "__main__":
     pin_threads_in_environment()
 
-import argparse  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -79,19 +78,8 @@ def trainer(lib, model, x_array):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--steps", type=int, default=2, help="steps per library per round")
-    args = parser.parse_args()
-
-    import torch
-    import oxmera
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    reference = build(torch)
-    model = build(oxmera)
-    model.load_state_dict({k: oxmera.tensor(v.detach().numpy())
-                           for k, v in reference.state_dict().items()})
+    args = arguments(__doc__, steps=2)
+    torch, oxmera, reference, model = build_both(build)
     x_array = np.random.default_rng(0).standard_normal((STEPS, BATCH, HIDDEN), dtype=np.float32)
     steps = {"torch": trainer(torch, reference, x_array),
              "oxmera": trainer(oxmera, model, x_array)}

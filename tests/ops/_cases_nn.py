@@ -198,13 +198,13 @@ add_torch_cases(
 
 
 
-def _nll_pick(reduction, classes, class_dim=1):
-    # torch's nll_loss (no weight, nothing ignored) against the fused op
+def _class_loss(torch_name, ours, reduction, classes, class_dim=1):
+    # torch's loss (no weight, nothing ignored, no smoothing) against the fused op
     def fn(lib, x):
         target = lib.tensor(np.array(classes, dtype=np.int64))
         if lib.__name__ == "torch":
-            return F(lib).nll_loss(x, target, reduction=reduction)
-        return _NLL(x, target, class_dim, reduction)
+            return getattr(F(lib), torch_name)(x, target, reduction=reduction)
+        return ours(x, target, class_dim, reduction)
     return fn
 
 
@@ -219,34 +219,18 @@ def _nll_backward(classes, shape, class_dim=1):
     return fn
 
 
-add_torch_cases(
-    "nll_loss",
-    ("mean", _nll_pick("mean", [2, 0, 3]), (Leaf((3, 4)),)),
-    ("sum", _nll_pick("sum", [1, 1]), (Leaf((2, 3)),)),
-    ("none", _nll_pick("none", [0, 2, 1]), (Leaf((3, 3)),)),
-    ("unbatched", _nll_pick("mean", 3, 0), (Leaf((4,)),)),
-    ("spatial", _nll_pick("mean", [[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
-)
-
-
-def _ce_pick(reduction, classes, class_dim=1):
-    # torch's cross_entropy (no weight, nothing ignored, no smoothing) against the fused op
-    def fn(lib, x):
-        target = lib.tensor(np.array(classes, dtype=np.int64))
-        if lib.__name__ == "torch":
-            return F(lib).cross_entropy(x, target, reduction=reduction)
-        return _CE(x, target, class_dim, reduction).output
-    return fn
-
-
-add_torch_cases(
-    "cross_entropy_loss",
-    ("mean", _ce_pick("mean", [2, 0, 3]), (Leaf((3, 4)),)),
-    ("sum", _ce_pick("sum", [1, 1]), (Leaf((2, 3)),)),
-    ("none", _ce_pick("none", [0, 2, 1]), (Leaf((3, 3)),)),
-    ("unbatched", _ce_pick("mean", 3, 0), (Leaf((4,)),)),
-    ("spatial", _ce_pick("mean", [[[0, 2]], [[1, 1]]]), (Leaf((2, 3, 1, 2)),)),
-)
+for _op_name, _torch_name, _ours in (
+        ("nll_loss", "nll_loss", _NLL),
+        ("cross_entropy_loss", "cross_entropy", lambda *args: _CE(*args).output)):
+    add_torch_cases(
+        _op_name,
+        ("mean", _class_loss(_torch_name, _ours, "mean", [2, 0, 3]), (Leaf((3, 4)),)),
+        ("sum", _class_loss(_torch_name, _ours, "sum", [1, 1]), (Leaf((2, 3)),)),
+        ("none", _class_loss(_torch_name, _ours, "none", [0, 2, 1]), (Leaf((3, 3)),)),
+        ("unbatched", _class_loss(_torch_name, _ours, "mean", 3, 0), (Leaf((4,)),)),
+        ("spatial", _class_loss(_torch_name, _ours, "mean", [[[0, 2]], [[1, 1]]]),
+         (Leaf((2, 3, 1, 2)),)),
+    )
 add_torch_cases(
     "nll_loss_backward",
     # (aten's backward is 1-d/2-d only: the spatial forward case above compares
