@@ -629,7 +629,7 @@ def test_a_0d_operand_of_another_float_dtype_acts_as_cast_first(name):
         for other in (F16, F32, F64):
             if other == dtype:
                 continue
-            for value in (0.1, 3.0, 1e300 if other == F64 else 6e4):
+            for value in (0.1, 3.0, 0.5, 2.0, -1.0, 1e300 if other == F64 else 6e4):
                 s = oxmera.tensor(value, dtype=other)
                 cast = s.to(dtype)
                 with np.errstate(all="ignore"):
