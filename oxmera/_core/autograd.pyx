@@ -1750,6 +1750,12 @@ cdef NodeExtras _extras_of(GradFn node):
     return node.extras
 
 
+# needs_input_grad's answers for one to three inputs: _NEEDS[n][mask], bit i of
+# the mask set when input i needs a gradient.
+cdef list _NEEDS = [tuple([tuple([bool(mask >> i & 1) for i in range(n)])
+                           for mask in range(1 << n)]) for n in range(4)]
+
+
 @cython.final
 @cython.freelist(256)
 @cython.trashcan(True)
@@ -1812,11 +1818,18 @@ cdef class GradFn:
         # so recording an op allocates one tuple less.
         cdef Py_ssize_t i, n
         cdef tuple flags
+        cdef int mask = 0
         # Derived from the edges at each use (a node holds no tuple for it,
-        # which keeps every node of a deep graph smaller), filled in place.
+        # which keeps every node of a deep graph smaller): for up to three
+        # inputs one of the shared tuples, else filled in place.
         if self.next_fns is None:
             return ()
         n = _n_edges(self.next_fns)
+        if n <= 3:
+            for i in range(n):
+                if _edge(self.next_fns, i) is not None:
+                    mask |= 1 << i
+            return (<tuple>_NEEDS[n])[mask]
         flags = PyTuple_New(n)
         for i in range(n):
             flag = _edge(self.next_fns, i) is not None
