@@ -22,7 +22,7 @@ from cpython.object cimport PyObject, PyTypeObject, destructor, inquiry, travers
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
 
 import collections
 import collections.abc
@@ -4506,6 +4506,25 @@ cdef tuple _vjp_args(GradFn node):
     return args
 
 
+cdef extern from "Python.h":
+    object PyObject_Vectorcall(object callable, PyObject** args, size_t nargsf, PyObject* kwnames)
+
+
+cdef object _vectorcall_vjp(object vjp, GradFn node, object grads, tuple args):
+    # vjp(node, grads, *args) from a C array of borrowed references (the node
+    # holds args): no argument tuple is built for the call, as Python builds
+    # none for a Python function's.
+    cdef PyObject* stack[10]
+    cdef Py_ssize_t i, n = len(args)
+    if n > 8:
+        return vjp(node, grads, *args)
+    stack[0] = <PyObject*>node
+    stack[1] = <PyObject*>grads
+    for i in range(n):
+        stack[2 + i] = PyTuple_GET_ITEM(args, i)
+    return PyObject_Vectorcall(vjp, stack, 2 + n, NULL)
+
+
 cdef object _call_vjp(GradFn node, object grads):
     cdef OpDef op = node.op
     vjp = op.vjp
@@ -4517,7 +4536,7 @@ cdef object _call_vjp(GradFn node, object grads):
     elif type(args) is not tuple:
         result = vjp(node, grads, args)
     else:
-        result = vjp(node, grads, *args)
+        result = _vectorcall_vjp(vjp, node, grads, <tuple>args)
     cdef Py_ssize_t n = _n_edges(node.next_fns)
     if type(result) is not tuple and type(result) is not list:
         if n != 1 or op.n_inputs < 0:
