@@ -711,7 +711,8 @@ def _class_targets(input, target, weight, ignore_index, opname):
         raise OpError(f"{opname}(): weight of shape {tuple(weight.shape)} must have one entry "
                       f"per class, shape ({classes},), for input of shape {input.shape}")
     if index.size and weight is None:
-        low, high = index.min(), index.max()
+        # the ufuncs' reduce, not index.min()/max() (NumPy's Python wrappers)
+        low, high = np.minimum.reduce(index, axis=None), np.maximum.reduce(index, axis=None)
         if 0 <= low and high < classes and not low <= ignore_index <= high:
             # The common case, every target in range and none ignored (ignore_index
             # is -100 by default): the two reductions checked it all.

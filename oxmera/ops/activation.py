@@ -300,7 +300,8 @@ def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
     ...                           oxmera.tensor([6.0]), 0)
     tensor([ 0.5, -0.5], dtype=float32)
     """
-    dtype = np.result_type(grad, exps, sums)
+    dtype = grad.dtype if grad.dtype == exps.dtype == sums.dtype else np.result_type(
+        grad, exps, sums)       # (np.result_type dispatches through Python: ~0.4 us)
     if (_rows_kernel(exps, dim) and _rows_grad(grad, exps) and sums.dtype == np.float32
             and sums.shape == exps.shape[:-1] + (1,)):
         if reuse_exps:

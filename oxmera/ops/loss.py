@@ -262,7 +262,8 @@ def nll_class_indices_backward(grad, target, class_dim, shape):
     tensor([[ 0., -1.],
             [-2.,  0.]], dtype=float32)
     """
-    return _place(np.zeros(shape, np.result_type(grad)), target, class_dim, np.negative(grad))
+    dtype = grad.dtype if isinstance(grad, np.ndarray) else np.result_type(grad)
+    return _place(np.zeros(shape, dtype), target, class_dim, np.negative(grad))
 
 
 @nll_class_indices_backward.vjp
