@@ -44,6 +44,7 @@ class OpDef:
     save_mask: tuple[bool, ...] | None
     save_output: bool
     prepare: Callable[..., Any] | None
+    promotes: bool
     view: bool
     output_type: type | None
     public: Callable[..., Any] | None
@@ -60,7 +61,7 @@ class OpDef:
                  numpy_forward: Callable[..., Any] | None = None, quiet: bool = False,
                  n_required: int | None = None,
                  input_defaults: tuple[Any, ...] | None = None,
-                 hidden: tuple[int, ...] | None = None) -> None: ...
+                 hidden: tuple[int, ...] | None = None, promotes: bool = False) -> None: ...
     def __reduce__(self) -> NoReturn: ...
 
 @final
