@@ -23,6 +23,21 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a long run, only with --runslow")
 
 
+# Modules whose tests fork the test process itself (DataLoader workers started
+# with the fork method). They run first, before any test starts a native
+# thread pool: SciPy's FFT pool (ducc0, started by the scipy.signal tests)
+# joins its threads in an atfork handler, and a CI run on 3.13 deadlocked
+# there, in os.fork() inside test_iterable_dataset_sharding_is_the_users_job.
+_FORKING_MODULES = ("test_data_workers.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    forking = [item for item in items if item.path.name in _FORKING_MODULES]
+    if forking:
+        rest = [item for item in items if item.path.name not in _FORKING_MODULES]
+        items[:] = forking + rest
+
+
 @pytest.fixture(autouse=True)
 def _default_state():
     oxmera.set_default_dtype(oxmera.float32)
