@@ -50,9 +50,6 @@ from oxmera.ops import _registry
 
 __all__ = ["op"]
 
-_apply = _core.apply_op
-
-
 def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
        promote=False, float_only=False, view=False, outputs=None, method=None,
        operators=(), numpy=None, quiet=False, complex_inputs=False, hidden=()):
@@ -167,9 +164,7 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
                                 tuple(fields.index(h) for h in hidden_names) or None,
                                 promotes=bool(promote))
 
-        def public(*args, **kwargs):
-            return _apply(opdef, args, kwargs)
-
+        public = _core.op_function(opdef)     # compiled: no Python frame per call
         functools.update_wrapper(public, forward)
         public.__name__ = opname
         public.__qualname__ = opname
@@ -238,23 +233,12 @@ _UNARY_OPERATORS = ("__neg__", "__pos__", "__abs__", "__invert__")
 
 
 def _operator(opdef, dunder):
-    # Operators call the core directly (not through the public function):
-    # one Python frame less on the most common calls.
-    if dunder in _UNARY_OPERATORS:
-        def unary(self):
-            return _apply(opdef, (self,), None)
-        unary.__name__ = dunder
-        unary.op = opdef            # the core's C operator slot runs the op directly
-        return unary
-    if dunder.startswith("__r"):
-        def reflected(self, other):
-            return _apply(opdef, (other, self), None)
-        reflected.__name__ = dunder
-        reflected.op = opdef
-        return reflected
-
-    def binary(self, other):
-        return _apply(opdef, (self, other), None)
-    binary.__name__ = dunder
-    binary.op = opdef
-    return binary
+    # Operators call the core directly (not through the public function), and
+    # compiled: no Python frame on the most common calls.
+    kind = ("unary" if dunder in _UNARY_OPERATORS
+            else "reflected" if dunder.startswith("__r") and dunder != "__rshift__"
+            else "binary")
+    method = _core.op_operator(opdef, kind)
+    method.__name__ = method.__qualname__ = dunder
+    method.op = opdef           # the core's C operator slot runs the op directly
+    return method

@@ -104,7 +104,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
             [0. , 1. ]], dtype=float32)
     """
     input, wide = _softmax_input(input, dtype, "softmax")
-    d = _softmax_dim(dim, input.ndim, "softmax", _stacklevel + 1)
+    d = _softmax_dim(dim, input.ndim, "softmax", _stacklevel)
     if input.size == 0:
         return np.empty_like(input)
     if input.ndim == 0:
@@ -189,7 +189,7 @@ def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
     tensor([2.], dtype=float32)
     """
     input, wide = _softmax_input(input, dtype, "log_softmax")
-    d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel + 1)
+    d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel)
     if input.size == 0 or input.ndim == 0:
         # log_softmax of one value is 0; its VJP is zero and reads no hidden array
         out = np.empty_like(input) if input.size == 0 else np.zeros_like(input)

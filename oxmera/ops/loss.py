@@ -105,7 +105,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     tensor([  0.6931, 100.    ], dtype=float32)
     """
     reduction = _check_reduction(reduction, size_average, reduce, "binary_cross_entropy",
-                                 stacklevel=4)
+                                 stacklevel=3)     # this forward, then the op's caller
     if np.shape(target) != np.shape(input):
         raise OpError(f"binary_cross_entropy(): target of shape {np.shape(target)} must have "
                       f"the input's shape {np.shape(input)}")
