@@ -20,6 +20,22 @@ def test_names_the_op_and_shows_where_it_was_created():
     assert x.grad is None
 
 
+@pytest.mark.parametrize("how", ["method", "operator"])
+def test_the_line_shown_is_the_callers_for_methods_and_operators(how):
+    # Op functions and operators run no Python frame of their own, so the
+    # innermost frame of the trace is the line that called them (the trace
+    # used to drop its last frame, which was this line for an operator).
+    x = oxmera.tensor([0.0, 1.0], requires_grad=True)
+    with detect_anomaly():
+        if how == "method":
+            y = x.sqrt()        # line A
+        else:
+            y = x ** 0.5        # line B
+        with pytest.raises(RuntimeError) as info:
+            (y * 0.0).sum().backward()
+    assert ("line A" if how == "method" else "line B") in str(info.value)
+
+
 def test_inf_is_reported_as_inf():
     x = oxmera.tensor([0.0], requires_grad=True)
     with detect_anomaly():
