@@ -2490,10 +2490,30 @@ cdef object _BINARY_OPCODES = frozenset(
      if name in dis.opmap])
 
 
+# Python 3.14's interpreter may hold borrowed references on its stack
+# (LOAD_FAST_BORROW): a named tensor can then show the counts of a temporary,
+# so the proof above does not hold there and nothing is reused (NumPy moved to
+# PyUnstable_Object_IsUniqueReferencedTemporary for this; oxmera's supported
+# and tested versions are 3.10-3.13).
+cdef extern from *:
+    """
+    #define OXM_TEMPORARIES_REUSABLE (PY_VERSION_HEX < 0x030E0000)
+    """
+    const bint _TEMPORARIES_REUSABLE "OXM_TEMPORARIES_REUSABLE"
+
+
+def temporaries_reusable():
+    """Whether this build may write an op's result into an unreferenced temporary
+    operand (``a * b + c`` allocating once): False on Python 3.14 and later."""
+    return _TEMPORARIES_REUSABLE
+
+
 cdef object _temporary_out(OpDef op, object left, object right):
     """The array of ``left`` or ``right`` the op may write its result into, or None."""
     cdef Py_ssize_t i
     cdef Tensor t
+    if not _TEMPORARIES_REUSABLE:
+        return None
     for i in range(2):
         v = left if i == 0 else right
         if type(v) is not Tensor or Py_REFCNT(v) != _TEMP_REFS:
