@@ -19,6 +19,7 @@ What does not
 
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject, destructor, inquiry, traverseproc, visitproc
+from cpython.long cimport PyLong_FromVoidPtr
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
@@ -4004,27 +4005,71 @@ cdef inline PyObject** _locker_slots(_MemoryLock entry) noexcept:
     return <PyObject**>entry.lockers
 
 
-cdef inline bint _was_cleared(_MemoryLock entry, object array) noexcept:
+# A lock's ``cleared`` field: None, the one array whose flag it cleared (the
+# common case), or a dict from array address to the array, or to a weak
+# reference to it for a view adopted while locked (_adopt). Views are held
+# weakly: one that dies needs no flag back, and a graph kept alive while
+# views of its saved memory are made and dropped (``W.mT`` in every matmul
+# VJP) kept each of them, and scanned them all for each new one. The dict's
+# _SWEEP_KEY entry (no array has address 0) is the size at which its dead
+# references are next dropped: twice the live ones after each sweep.
+cdef object _SWEEP_KEY = 0
+cdef Py_ssize_t _SWEEP_MIN = 64
+
+
+cdef inline object _cleared_key(object array):
+    return PyLong_FromVoidPtr(<void*>array)
+
+
+cdef bint _was_cleared(_MemoryLock entry, object array) except -1:
     cleared = entry.cleared
     if cleared is array:
         return True
-    if type(cleared) is not list:
+    if type(cleared) is not dict:
         return False
-    for obj in <list>cleared:
-        if obj is array:
-            return True
-    return False
+    held = (<dict>cleared).get(_cleared_key(array))
+    if held is None:
+        return False
+    return held is array or (type(held) is weakref.ReferenceType and held() is array)
 
 
-cdef int _remember_cleared(_MemoryLock entry, object array) except -1:
-    # (an ndarray is never a list, so the one array and a list of them are told apart)
-    if entry.cleared is None:
+cdef int _remember_cleared(_MemoryLock entry, object array, bint weak) except -1:
+    cdef dict cleared
+    if entry.cleared is None and not weak:
         entry.cleared = array
-    elif type(entry.cleared) is not list:
-        entry.cleared = [entry.cleared, array]
+        return 0
+    if type(entry.cleared) is dict:
+        cleared = <dict>entry.cleared
     else:
-        (<list>entry.cleared).append(array)
+        cleared = {_SWEEP_KEY: _SWEEP_MIN}
+        if entry.cleared is not None:
+            cleared[_cleared_key(entry.cleared)] = entry.cleared
+        entry.cleared = cleared
+    cleared[_cleared_key(array)] = weakref.ref(array) if weak else array
+    if len(cleared) > <Py_ssize_t>cleared[_SWEEP_KEY]:
+        for key in [k for k, v in cleared.items()
+                    if type(v) is weakref.ReferenceType and v() is None]:
+            del cleared[key]
+        cleared[_SWEEP_KEY] = max(_SWEEP_MIN, 2 * len(cleared))
     return 0
+
+
+cdef list _cleared_arrays(object cleared):
+    # The live arrays of a ``cleared`` field, in the order their flags were cleared.
+    if cleared is None:
+        return []
+    if type(cleared) is not dict:
+        return [cleared]
+    arrays = []
+    for key, held in (<dict>cleared).items():
+        if key is _SWEEP_KEY:
+            continue
+        if type(held) is weakref.ReferenceType:
+            held = held()
+            if held is None:
+                continue
+        arrays.append(held)
+    return arrays
 
 
 cdef int _clear_chain(_MemoryLock entry, object array) except -1:
@@ -4035,7 +4080,7 @@ cdef int _clear_chain(_MemoryLock entry, object array) except -1:
     while obj is not None:
         if cnp.PyArray_Check(obj) and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>obj):
             cnp.PyArray_CLEARFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
-            _remember_cleared(entry, obj)
+            _remember_cleared(entry, obj, False)
         obj = _next_base(obj)
     return 0
 
@@ -4068,8 +4113,8 @@ cdef int _release_memory(_MemoryLock entry) except -1:
         return 0
     cleared = entry.cleared
     entry.cleared = None
-    if type(cleared) is list:
-        for obj in <list>cleared:
+    if type(cleared) is dict:
+        for obj in _cleared_arrays(cleared):
             cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
     elif cleared is not None:
         cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>cleared, cnp.NPY_ARRAY_WRITEABLE)
@@ -4249,7 +4294,7 @@ cdef int _adopt(object array, object source) except -1:
     if found is None or not _was_cleared(<_MemoryLock>found, source):
         return 0
     if not _was_cleared(<_MemoryLock>found, array):
-        _remember_cleared(<_MemoryLock>found, array)
+        _remember_cleared(<_MemoryLock>found, array, True)
     return 0
 
 
