@@ -4113,11 +4113,8 @@ cdef int _release_memory(_MemoryLock entry) except -1:
         return 0
     cleared = entry.cleared
     entry.cleared = None
-    if type(cleared) is dict:
-        for obj in _cleared_arrays(cleared):
-            cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
-    elif cleared is not None:
-        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>cleared, cnp.NPY_ARRAY_WRITEABLE)
+    for obj in _cleared_arrays(cleared):
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>obj, cnp.NPY_ARRAY_WRITEABLE)
     _lock_remove(entry)
     return 0
 

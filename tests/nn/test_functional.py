@@ -237,8 +237,18 @@ def test_softmax_implicit_dim_warns_like_pytorch():
         out = F.softmax(x)
     assert record[0].filename == __file__
     np.testing.assert_allclose(_np(out), 1 / 3)
-    with pytest.warns(UserWarning, match="log_softmax"):
+    with pytest.warns(UserWarning, match="log_softmax") as record:
         assert F.log_softmax(oxmera.ones(3)).shape == (3,)
+    assert record[0].filename == __file__
+
+
+def test_an_ops_deprecation_warning_points_at_the_caller():
+    # Op functions run no Python frame of their own: a warning raised in an
+    # op's forward counts its frames from there (binary_cross_entropy is an op).
+    x, y = oxmera.tensor([0.5, 0.25]), oxmera.tensor([1.0, 0.0])
+    with pytest.warns(UserWarning, match="size_average and reduce are deprecated") as record:
+        F.binary_cross_entropy(x, y, size_average=False)
+    assert record[0].filename == __file__
 
 
 def test_softmax_dim_out_of_range():
