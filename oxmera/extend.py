@@ -52,7 +52,7 @@ __all__ = ["op"]
 
 def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
        promote=False, float_only=False, view=False, outputs=None, method=None,
-       operators=(), numpy=None, quiet=False, complex_inputs=False, hidden=()):
+       operators=(), numpy=None, quiet=False, complex_inputs=False, hidden=(), unit=None):
     """Decorator: turn a NumPy forward into a recorded, differentiable op.
 
     Parameters
@@ -110,6 +110,14 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         Silence NumPy's floating-point warnings (overflow, division by zero,
         invalid) in the forward, as PyTorch never warns: results are IEEE
         inf/nan. Cheaper than ``np.errstate`` inside the forward.
+    unit : int or float, optional
+        For an op of two inputs whose result is the other input, unchanged,
+        when one input equals this value everywhere (``mul``: 1). In a
+        backward that records nothing, the op's operator then hands on the
+        other operand instead of computing: the ``grad * f'(x)`` of a VJP
+        whose incoming gradient is the broadcast 1 of ``loss.sum()`` costs
+        no pass over memory. Real floating dtypes only (for complex numbers
+        ``(1+0j) * z`` is not always ``z``: ``0 * inf`` is nan).
 
     Examples
     --------
@@ -162,7 +170,7 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
                                 save_mask, save_output, prepare, view, output_type,
                                 numpy, quiet, n_required, defaults,
                                 tuple(fields.index(h) for h in hidden_names) or None,
-                                promotes=bool(promote))
+                                promotes=bool(promote), unit=unit)
 
         public = _core.op_function(opdef)     # compiled: no Python frame per call
         functools.update_wrapper(public, forward)

@@ -58,6 +58,7 @@ cdef class OpDef:
     cdef readonly tuple input_defaults  # defaults of the tensor inputs after those
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
     cdef readonly tuple hidden     # indices of outputs kept only for the VJP, or None
+    cdef readonly object unit      # a value that leaves the other operand as is (mul: 1), or None
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
 

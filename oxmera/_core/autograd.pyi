@@ -54,6 +54,7 @@ class OpDef:
     n_required: int
     input_defaults: tuple[Any, ...]
     hidden: tuple[int, ...] | None
+    unit: int | float | None
     def __init__(self, name: str, forward: Callable[..., Any], n_inputs: int,
                  input_names: tuple[str, ...], differentiable: bool,
                  save_mask: tuple[bool, ...] | None, save_output: bool,
@@ -61,7 +62,8 @@ class OpDef:
                  numpy_forward: Callable[..., Any] | None = None, quiet: bool = False,
                  n_required: int | None = None,
                  input_defaults: tuple[Any, ...] | None = None,
-                 hidden: tuple[int, ...] | None = None, promotes: bool = False) -> None: ...
+                 hidden: tuple[int, ...] | None = None, promotes: bool = False,
+                 unit: int | float | None = None) -> None: ...
     def __reduce__(self) -> NoReturn: ...
 
 @final

@@ -189,6 +189,14 @@ cdef extern from *:
     void oxmera_set_grad_off(int off) noexcept nogil
 
 
+# The flag's values: 0 recording, 1 not; _OFF_IN_BACKWARD: not, and the code
+# running is a VJP of a backward that records nothing (set by the engine
+# before each; a nested no_grad() or backward leaves 1 behind, which only
+# forgoes _unit_product until the next node).
+cdef enum:
+    _OFF_IN_BACKWARD = 2
+
+
 cdef bint grad_enabled() except -1:
     return not oxmera_get_grad_off()
 
@@ -1625,7 +1633,7 @@ cdef class OpDef:
     def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
                  output_type, numpy_forward=None, bint quiet=False, n_required=None,
-                 tuple input_defaults=None, tuple hidden=None, bint promotes=False):
+                 tuple input_defaults=None, tuple hidden=None, bint promotes=False, unit=None):
         if self.forward is not None:
             raise TypeError(f"OpDef {self.name!r} is built already: an op's definition cannot "
                             f"change under the nodes recorded with it")
@@ -1650,6 +1658,10 @@ cdef class OpDef:
         self.numpy_forward = numpy_forward
         self.quiet = quiet
         self.hidden = _check_hidden(name, hidden, output_type)
+        if unit is not None and (n_inputs != 2 or type(unit) not in (int, float)):
+            raise ValueError(f"op {name}: unit is a number for an op of two tensor inputs, "
+                             f"got {unit!r} for {n_inputs} input(s)")
+        self.unit = unit
         self.public = None
         self.module = getattr(forward, "__module__", None) or ""
 
@@ -2453,6 +2465,10 @@ cdef object _binary_slot(Py_ssize_t slot, object left, object right):
     cdef object op = _slot_ops[slot]
     if op is None:
         return NotImplemented
+    if (<OpDef>op).unit is not None and oxmera_get_grad_off() == _OFF_IN_BACKWARD:
+        same = _unit_product(<OpDef>op, left, right)
+        if same is not None:
+            return same
     reuse = None
     if (<OpDef>op).numpy_forward is not None:
         reuse = _temporary_out(<OpDef>op, left, right)
@@ -2512,23 +2528,12 @@ def temporaries_reusable():
 cdef object _temporary_out(OpDef op, object left, object right):
     """The array of ``left`` or ``right`` the op may write its result into, or None."""
     cdef Py_ssize_t i
-    cdef Tensor t
     if not _TEMPORARIES_REUSABLE:
         return None
     for i in range(2):
         v = left if i == 0 else right
-        if type(v) is not Tensor or Py_REFCNT(v) != _TEMP_REFS:
-            continue
-        t = <Tensor>v
-        arr = t._data
-        if (type(arr) is not ndarray or Py_REFCNT(arr) != _TEMP_ARRAY_REFS
-                or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES
-                or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
-                or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
-                or not cnp.PyArray_ISALIGNED(<cnp.ndarray>arr)
-                or not (cnp.PyTypeNum_ISFLOAT(cnp.PyArray_TYPE(<cnp.ndarray>arr))
-                        or cnp.PyTypeNum_ISCOMPLEX(cnp.PyArray_TYPE(<cnp.ndarray>arr)))
-                or _view_info(t) is not None or _has_weakrefs(t)):
+        arr = _temporary_array(v)
+        if arr is None or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES:
             continue
         other = right if i == 0 else left
         if op.save_mask is None or not _unsaved(op.save_mask[i], other):
@@ -2539,6 +2544,97 @@ cdef object _temporary_out(OpDef op, object left, object right):
             return None
         return arr
     return None
+
+
+cdef object _temporary_array(object v):
+    # The array of ``v`` if ``v`` is an unreferenced temporary whose memory may
+    # take an op's result (the rules above but the size; the caller holds ``v``
+    # in one local variable), else None.
+    cdef Tensor t
+    if type(v) is not Tensor or Py_REFCNT(v) != _TEMP_REFS:
+        return None
+    t = <Tensor>v
+    arr = t._data
+    if (type(arr) is not ndarray or Py_REFCNT(arr) != _TEMP_ARRAY_REFS
+            or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
+            or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
+            or not cnp.PyArray_ISALIGNED(<cnp.ndarray>arr)
+            or not (cnp.PyTypeNum_ISFLOAT(cnp.PyArray_TYPE(<cnp.ndarray>arr))
+                    or cnp.PyTypeNum_ISCOMPLEX(cnp.PyArray_TYPE(<cnp.ndarray>arr)))
+            or _view_info(t) is not None or _has_weakrefs(t)):
+        return None
+    return arr
+
+
+# -- A product by one: ``grad * f'(x)`` when grad is the broadcast 1 ----------------
+#
+# ``loss.sum().backward()`` hands the last node a broadcast 1: the
+# ``grad * cj(ctx.output)`` of exp's VJP, or ``grad * cos(input)`` of sin's,
+# is then its other operand unchanged, and computing it is a pass over memory
+# the hand-written NumPy never makes (bench big_elementwise: a tenth of the
+# step). An op declared with a ``unit`` (mul: 1) hands the other operand on
+# instead, only in a backward that records nothing (its operands are the
+# engine's gradients and saved values), only for real floating dtypes of
+# equal dtype and the result's shape, and only when nothing can see the
+# sharing:
+#   - an unreferenced temporary (_temporary_array, _called_by_operator) is
+#     handed on itself;
+#   - read-only memory (what a node saved is locked so) as a read-only view,
+#     which the engine neither adds into nor adopts as a .grad (it copies),
+#     and which it copies before a hook or autograd.grad gives it to the
+#     user (_private): a gradient never aliases a tensor the user may change;
+#   - anything else (writeable memory someone holds) is multiplied.
+cdef object _unit_product(OpDef op, object left, object right):
+    cdef Py_ssize_t i
+    cdef cnp.ndarray varr
+    for i in range(2):
+        u = left if i == 0 else right
+        v = right if i == 0 else left
+        if type(u) is not Tensor or type(v) is not Tensor:
+            return None
+        if (type((<Tensor>u)._data) is ndarray and type((<Tensor>v)._data) is ndarray
+                and _is_unit(<cnp.ndarray>(<Tensor>u)._data, <cnp.ndarray>(<Tensor>v)._data,
+                             op.unit)):
+            break
+    else:
+        return None
+    # (``v`` is held here in one local, as in _temporary_out: same counts.)
+    arr = _temporary_array(v)
+    if arr is not None and _called_by_operator():
+        return v if (<Tensor>v)._meta is None else wrap_array(arr)
+    varr = <cnp.ndarray>(<Tensor>v)._data
+    if not cnp.PyArray_ISWRITEABLE(varr):
+        return wrap_array(varr.view())
+    return None
+
+
+cdef bint _is_unit(cnp.ndarray u, cnp.ndarray v, object unit) except -1:
+    # Does ``u`` equal ``unit`` everywhere and broadcast to ``v``'s shape, with
+    # ``v``'s real floating dtype (so that ``u * v`` is ``v``, value and dtype)?
+    cdef Py_ssize_t k, lead, d
+    cdef int num = cnp.PyArray_TYPE(v)
+    if (cnp.PyArray_TYPE(u) != num or not cnp.PyTypeNum_ISFLOAT(num)
+            or u.ndim > v.ndim or cnp.PyArray_SIZE(u) == 0 or cnp.PyArray_SIZE(v) == 0):
+        return False
+    lead = v.ndim - u.ndim
+    for k in range(u.ndim):
+        d = u.shape[k]
+        if d != 1 and (d != v.shape[lead + k] or u.strides[k] != 0):
+            return False
+    return cnp.PyArray_GETITEM(u, <char*>cnp.PyArray_DATA(u)) == unit
+
+
+cdef object _private(object g):
+    # A gradient leaving the engine for the user's code (a hook, a result of
+    # autograd.grad): read-only memory is shared (a broadcast, or saved memory
+    # _unit_product handed on), so the user gets a copy, as PyTorch's
+    # gradients are the user's own. (A gradient that requires grad, from
+    # create_graph, is left as it is: it is never such an alias.)
+    if (isinstance(g, Tensor) and (<Tensor>g)._meta is None
+            and type((<Tensor>g)._data) is ndarray
+            and not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>(<Tensor>g)._data)):
+        return wrap_array(cnp.PyArray_NewCopy(<cnp.ndarray>(<Tensor>g)._data, cnp.NPY_KEEPORDER))
+    return g
 
 
 cdef extern from *:
@@ -4541,6 +4637,7 @@ cdef object _accumulate(object old, Tensor g, bint create_graph):
 
 cdef object _run_hooks(list hooks, Py_ssize_t nr, object grad, bint with_nr):
     # Hooks see the total gradient of one tensor; one returning a Tensor replaces it.
+    grad = _private(grad)
     for entry in list(hooks):
         if with_nr:
             if entry[1] != nr:
@@ -4650,7 +4747,7 @@ cdef object _call_vjp(GradFn node, object grads):
 cdef object _call_vjp_with_hooks(GradFn node, object grads):
     # Node hooks see and return tuples, whatever the number of outputs.
     multi = node.num_outputs > 1
-    outs = tuple(grads) if multi else (grads,)
+    outs = tuple([_private(g) for g in grads]) if multi else (_private(grads),)
     for entry in list(node.extras.fn_hooks[0]):
         result = entry[1](outs)
         if result is not None:
@@ -4659,7 +4756,7 @@ cdef object _call_vjp_with_hooks(GradFn node, object grads):
                 raise RuntimeError(f"a pre-hook of {node.op.backward_name} returned "
                                    f"{len(result)} gradients for {len(outs)} outputs")
             outs = result
-    grads_in = tuple(_call_vjp(node, outs if multi else outs[0]))
+    grads_in = tuple([_private(g) for g in _call_vjp(node, outs if multi else outs[0])])
     for entry in list(node.extras.fn_hooks[1]):
         result = entry[1](grads_in, outs)
         if result is not None:
@@ -4991,6 +5088,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
             if task.state & 2:
                 fns = node.next_fns
                 node.frees_saved = not retain_graph     # for GradFn._frees_saved
+                if not create_graph:
+                    oxmera_set_grad_off(_OFF_IN_BACKWARD)
                 if grads is None:
                     grads_in = None
                 elif OXMERA_PROFILER_COMPILED and _profiler is not None:
@@ -5087,7 +5186,7 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
                 if results[i] is not None:
                     results[i] = _accumulate(results[i], slots[nr], False)
                 else:
-                    results[i] = slots[nr]
+                    results[i] = _private(slots[nr])
     if multi:
         return tuple(slots)
     return slots[0]
@@ -5107,7 +5206,7 @@ cdef int _finish_leaf(Tensor leaf, object grad, dict leaf_targets, list results,
         commits.append((leaf, grad))
     elif leaf_targets is not None:
         for i in leaf_targets[_key(leaf)]:
-            results[i] = grad
+            results[i] = _private(grad)
     return 0
 
 

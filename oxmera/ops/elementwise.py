@@ -102,7 +102,7 @@ def _(ctx, grad, input, other, *, alpha=1):
 
 
 @op(complex_inputs=True, inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
-    numpy=np.multiply, save={"input": ("other",), "other": ("input",)})
+    numpy=np.multiply, save={"input": ("other",), "other": ("input",)}, unit=1)
 def mul(input, other):
     """Multiply elementwise, with broadcasting.
 
