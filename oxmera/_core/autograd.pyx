@@ -2599,7 +2599,7 @@ cdef object _unit_product(OpDef op, object left, object right):
     else:
         return None
     # (``v`` is held here in one local, as in _temporary_out: same counts.)
-    arr = _temporary_array(v)
+    arr = _temporary_array(v) if _TEMPORARIES_REUSABLE else None
     if arr is not None and _called_by_operator():
         return v if (<Tensor>v)._meta is None else wrap_array(arr)
     varr = <cnp.ndarray>(<Tensor>v)._data

@@ -12,6 +12,7 @@ import pytest
 
 import oxmera
 from oxmera import autograd
+from oxmera._core import autograd as _core
 from oxmera.extend import op
 
 N = 1000
@@ -56,11 +57,39 @@ def test_exp_hands_on_its_saved_output_and_leaf_grads_are_private(x, monkeypatch
     np.testing.assert_array_equal(_np(x.grad), before)
 
 
+def _address(t):
+    return _np(t).__array_interface__["data"][0]
+
+
+@pytest.mark.skipif(not _core.temporaries_reusable(),
+                    reason="Python 3.14+: borrowed stack references, nothing is reused")
 def test_a_temporary_factor_is_handed_on_itself(x, monkeypatch):
-    seen = _spy_vjp(monkeypatch, oxmera.sin)
+    from oxmera.ops import elementwise
+    made, handed_on = [], []
+    cos = elementwise.cos
+
+    def spy_cos(input):
+        result = cos(input)
+        made.append(_address(result))   # (no reference kept: it stays a temporary)
+        return result
+    monkeypatch.setattr(elementwise, "cos", spy_cos)
+    original = oxmera.sin.op.vjp
+
+    def spy_vjp(ctx, grad, input):
+        result = original(ctx, grad, input)
+        handed_on.append(_address(result))
+        return result
+    monkeypatch.setattr(oxmera.sin.op, "vjp", spy_vjp)
     x.sin().sum().backward()
-    assert seen == [(False, True)], "sin's cos(input) temporary was not handed on"
+    assert len(made) == 1 and handed_on == made, "sin's cos(input) temporary was not handed on"
     np.testing.assert_allclose(_np(x.grad), np.cos(_np(x)), rtol=1e-6)
+    # Held by a name, the factor is not a temporary: multiplied, not shared.
+    monkeypatch.setattr(oxmera.sin.op, "vjp", original)
+    kept = []
+    monkeypatch.setattr(elementwise, "cos", lambda input: kept.append(cos(input)) or kept[-1])
+    x.grad = None
+    x.sin().sum().backward()
+    assert not np.shares_memory(_np(x.grad), _np(kept[0]))
 
 
 def test_autograd_grad_results_do_not_alias_the_forward(x):
