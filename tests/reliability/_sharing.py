@@ -338,7 +338,11 @@ def _set_readonly_run(w, p, k, expected):
 
 @sharing_step("set_readonly", 1, _set_readonly_model, _set_readonly_run)
 def _set_readonly(g, m):
-    candidates = [i for i, a in enumerate(m.arrays) if a.state == WRITABLE]
+    # Not while its memory is locked: if the lock cleared the flag, clearing
+    # it again changes nothing NumPy reports, and the unlock sets it back (a
+    # documented limit, docs/autograd_mechanics.rst; test_readonly_while_locked).
+    candidates = [i for i, a in enumerate(m.arrays)
+                  if a.state == WRITABLE and not m.locked(a.block)]
     i = _pick(g, candidates)
     return None if i is None else {"a": i}
 
