@@ -2532,7 +2532,7 @@ cdef object _temporary_out(OpDef op, object left, object right):
         return None
     for i in range(2):
         v = left if i == 0 else right
-        arr = _temporary_array(v)
+        arr = _temporary_array(v, _TEMP_REFS)
         if arr is None or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES:
             continue
         other = right if i == 0 else left
@@ -2546,12 +2546,13 @@ cdef object _temporary_out(OpDef op, object left, object right):
     return None
 
 
-cdef object _temporary_array(object v):
+cdef object _temporary_array(object v, Py_ssize_t refs):
     # The array of ``v`` if ``v`` is an unreferenced temporary whose memory may
-    # take an op's result (the rules above but the size; the caller holds ``v``
-    # in one local variable), else None.
+    # take an op's result (the rules above but the size; ``refs``: the count
+    # an unreferenced ``v`` shows, the caller holding it in one local
+    # variable), else None.
     cdef Tensor t
-    if type(v) is not Tensor or Py_REFCNT(v) != _TEMP_REFS:
+    if type(v) is not Tensor or Py_REFCNT(v) != refs:
         return None
     t = <Tensor>v
     arr = t._data
@@ -2599,7 +2600,7 @@ cdef object _unit_product(OpDef op, object left, object right):
     else:
         return None
     # (``v`` is held here in one local, as in _temporary_out: same counts.)
-    arr = _temporary_array(v) if _TEMPORARIES_REUSABLE else None
+    arr = _temporary_array(v, _TEMP_REFS) if _TEMPORARIES_REUSABLE else None
     if arr is not None and _called_by_operator():
         return v if (<Tensor>v)._meta is None else wrap_array(arr)
     varr = <cnp.ndarray>(<Tensor>v)._data
@@ -2674,6 +2675,87 @@ cdef bint _fits_into(object other, cnp.ndarray arr):
         if o.shape[k] != 1 and o.shape[k] != arr.shape[lead + k]:
             return False
     return True
+
+
+# -- One-input ops: ``(x * w + 1).exp()`` writes into the sum's memory ------------------
+#
+# A method or function call shows no instruction that proves the interpreter
+# made it: ``max(gen, key=oxmera.exp)`` calls the op from C holding the only
+# reference to an item it returns afterwards. So a one-input op takes its
+# input's memory only when, besides the rules of _temporary_array (the count
+# is the interpreter's and the call's argument tuple's), its caller is the
+# interpreter's frame evaluation itself, read off the C stack as NumPy does
+# for its own temporaries; where the stack cannot be read so (not glibc),
+# nothing is reused. And the op must not save its input, and its NumPy
+# function must give the input's dtype.
+cdef Py_ssize_t _TEMP_CALL_REFS = 3
+
+cdef extern from *:
+    """
+    #if defined(__GLIBC__) && !defined(OXMERA_NO_STACK_CHECK)
+    #include <execinfo.h>
+    #include <dlfcn.h>
+    #include <link.h>
+    #include <string.h>
+    /* Is the nearest caller outside this module the interpreter's frame
+       evaluation? (PyObject_Vectorcall and _PyObject_MakeTpCall, which only
+       forward a call, the latter packing its arguments in a tuple, may sit
+       between.)
+       Each address must lie inside the exported symbol dladdr names, by the
+       symbol's size: a static function placed after an exported one would
+       otherwise be taken for it. */
+    static int oxm_called_from_eval_loop(void) {
+        void *frames[24];
+        Dl_info self, info;
+        const ElfW(Sym) *sym = NULL;
+        int n = backtrace(frames, 24);
+        if (!dladdr((void *)&oxm_called_from_eval_loop, &self)) return 0;
+        for (int i = 1; i < n; i++) {
+            uintptr_t at = (uintptr_t)frames[i] - 1;   /* inside the call instruction */
+            if (!dladdr1((void *)at, &info, (void **)&sym, RTLD_DL_SYMENT)) return 0;
+            if (info.dli_fbase == self.dli_fbase) continue;
+            if (sym == NULL || info.dli_sname == NULL || info.dli_saddr == NULL) return 0;
+            if (at < (uintptr_t)info.dli_saddr
+                    || at >= (uintptr_t)info.dli_saddr + sym->st_size) return 0;
+            if (strcmp(info.dli_sname, "_PyEval_EvalFrameDefault") == 0) return 1;
+            if (strcmp(info.dli_sname, "PyObject_Vectorcall") == 0
+                    || strcmp(info.dli_sname, "_PyObject_MakeTpCall") == 0) continue;
+            return 0;
+        }
+        return 0;
+    }
+    #else
+    static int oxm_called_from_eval_loop(void) { return 0; }
+    #endif
+    """
+    bint _called_from_eval_loop "oxm_called_from_eval_loop"() noexcept
+
+
+def called_from_eval_loop():
+    """Whether this function's caller is the interpreter's frame evaluation
+    (for tests of the check one-input ops reuse temporaries by)."""
+    return _called_from_eval_loop()
+
+
+cdef object _unary_temporary_out(OpDef op, tuple args):
+    """The array of ``args[0]`` a one-input op may write its result into, or None."""
+    if not _TEMPORARIES_REUSABLE or op.view:
+        return None
+    v = args[0]
+    arr = _temporary_array(v, _TEMP_CALL_REFS)
+    if arr is None or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES:
+        return None
+    if op.save_mask is None or op.save_mask[0] is not False:
+        return None
+    try:
+        dtypes = op.numpy_forward.resolve_dtypes(((<cnp.ndarray>arr).dtype, None))
+    except (AttributeError, TypeError, ValueError):
+        return None             # not a ufunc of one input and output, or no loop
+    if len(dtypes) != 2 or dtypes[0] != dtypes[1] or dtypes[1] != (<cnp.ndarray>arr).dtype:
+        return None
+    if not _called_from_eval_loop():
+        return None
+    return arr
 
 
 cdef bint _called_by_operator() except -1:
@@ -2796,7 +2878,11 @@ def op_function(OpDef op not None):
     docstring and signature (``__wrapped__``).
     """
     def public(*args, **kwargs):
-        return _apply_op(op, args, kwargs if kwargs else None, None)
+        reuse = None
+        if (op.n_inputs == 1 and op.numpy_forward is not None and not kwargs
+                and len(args) == 1):
+            reuse = _unary_temporary_out(op, args)
+        return _apply_op(op, args, kwargs if kwargs else None, reuse)
     return public
 
 

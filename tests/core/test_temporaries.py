@@ -141,3 +141,76 @@ def test_reuse_is_on_exactly_where_its_proof_holds():
     # prove an operand unreferenced; 3.14 may hold borrowed ones (a named
     # tensor could look like a temporary), so reuse is compiled out there.
     assert _core.temporaries_reusable() == (sys.version_info < (3, 14))
+
+
+# -- one-input ops: ``(x * w + 1).exp()`` -------------------------------------------
+
+@pytest.mark.parametrize("grad", [True, False])
+@pytest.mark.parametrize("expr", [
+    lambda x, w: (x * w + 1).exp(),
+    lambda x, w: oxmera.exp(x * w + 1),
+    lambda x, w: (x * w).exp(),
+    lambda x, w: (x + w).neg(),
+])
+@pytest.mark.skipif(not _core.temporaries_reusable(),
+                    reason="Python 3.14+: borrowed stack references, nothing is reused")
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the caller check reads the C stack with glibc only")
+def test_a_one_input_op_takes_an_unreferenced_input(xw, grad, expr):
+    x, w = xw
+    with oxmera.set_grad_enabled(grad):
+        peak = _peak_arrays(lambda: expr(x, w))
+    assert peak < 1.5, f"two arrays alive at the peak ({peak:.2f}): the temporary was not reused"
+
+
+def test_the_caller_check_tells_the_interpreter_from_c_callers():
+    if not sys.platform.startswith("linux"):
+        assert not _core.called_from_eval_loop()      # compiled out: nothing is reused
+        return
+    assert _core.called_from_eval_loop()
+    # called by C (the iterator calls it), not by the interpreter
+    assert next(iter(_core.called_from_eval_loop, None)) is False
+
+
+def test_inputs_held_by_names_or_c_callers_are_not_overwritten(xw):
+    x, w = xw
+    expected = x.detach().numpy() * w.detach().numpy() + 1
+
+    def named(t):
+        return t.exp()
+    for run in (lambda: named(x * w + 1),
+                lambda: max([x * w + 1], key=oxmera.exp),
+                lambda: max((x * w + 1 for _ in range(1)), key=oxmera.Tensor.exp),
+                lambda: list(map(oxmera.exp, (x * w + 1 for _ in range(1))))):
+        assert _peak_arrays(run) > 1.9
+    # max() holds the only reference to each item while it calls the key, and
+    # returns the item: it must come back unchanged.
+    best = max((x * w + 1 for _ in range(1)), key=oxmera.Tensor.exp)
+    np.testing.assert_array_equal(best.detach().numpy(), expected)
+    bound = (x * w + 1).exp                   # a bound method holds its tensor
+    np.testing.assert_allclose(bound().detach().numpy(), np.exp(expected), rtol=1e-6)
+
+
+def test_one_input_ops_that_save_their_input_or_change_the_dtype_are_left_alone(xw):
+    x, w = xw
+    a, b = x.detach().numpy(), w.detach().numpy()
+    # sin saves its input for the VJP (cos(input)): a new array, right gradients
+    assert _peak_arrays(lambda: (x * w).sin()) > 1.9
+    (x * w).sin().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(a * b) * b, rtol=1e-5)
+    # a comparison makes bools; abs of complex numbers is real
+    assert _peak_arrays(lambda: (x * w).isnan()) > 0.9
+    z = (x * w).to(oxmera.complex64) * 1j
+    r = z.abs()
+    assert r.dtype == oxmera.float32
+    np.testing.assert_allclose(r.detach().numpy(), np.abs(a * b), rtol=1e-6)
+
+
+def test_gradients_through_a_reused_one_input_op(xw):
+    x, w = xw
+    a, b = x.detach().numpy().astype(np.float64), w.detach().numpy().astype(np.float64)
+    y = (x * w + 1).exp()
+    np.testing.assert_allclose(y.detach().numpy(), np.exp(a * b + 1), rtol=1e-6)
+    (y * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(a * b + 1) * b, rtol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.exp(a * b + 1) * a, rtol=1e-5)
