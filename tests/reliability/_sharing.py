@@ -639,7 +639,14 @@ def _graph_model(m, p, k):
     graph = GraphModel(kind, saves, contributions)
     m.graphs.append(graph)
     for holder, _, _, _ in saves:
-        m.lock_chain(m.tensors[holder[1]].array)
+        saved = m.tensors[holder[1]]
+        m.lock_chain(saved.array)
+        if saved.view_base is not None:
+            # The core clears the chain of the view's base tensor too (its
+            # array may be one NumPy's chain to the owner skips: _lock_tensor).
+            base = m.tensors[saved.view_base].array
+            if base.block == saved.array.block:
+                m.lock_chain(base)
     return m.note(f"graph {kind}", None)
 
 
