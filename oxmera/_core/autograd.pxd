@@ -59,6 +59,7 @@ cdef class OpDef:
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
     cdef readonly tuple hidden     # indices of outputs kept only for the VJP, or None
     cdef readonly object unit      # a value that leaves the other operand as is (mul: 1), or None
+    cdef readonly bint internal    # defined in oxmera: its VJP never writes into what it computes
     cdef public object public      # the public function calling the op
     cdef readonly str module       # module that defined the forward
 

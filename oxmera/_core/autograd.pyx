@@ -190,9 +190,9 @@ cdef extern from *:
 
 
 # The flag's values: 0 recording, 1 not; _OFF_IN_BACKWARD: not, and the code
-# running is a VJP of a backward that records nothing (set by the engine
-# before each; a nested no_grad() or backward leaves 1 behind, which only
-# forgoes _unit_product until the next node).
+# running is one of oxmera's own VJPs in a backward that records nothing (set
+# by the engine before each node; a nested no_grad() or backward leaves 1
+# behind, which only forgoes _unit_product until the next node).
 cdef enum:
     _OFF_IN_BACKWARD = 2
 
@@ -1664,6 +1664,10 @@ cdef class OpDef:
         self.unit = unit
         self.public = None
         self.module = getattr(forward, "__module__", None) or ""
+        # oxmera's own VJPs never write into a product they computed, so they
+        # may receive the read-only products _unit_product hands on; a user's
+        # VJP (extend.op, autograd.Function) may, as PyTorch lets it.
+        self.internal = self.module == "oxmera" or self.module.startswith("oxmera.")
 
     def __repr__(self):
         kind = "differentiable" if self.differentiable else "non-differentiable"
@@ -5175,7 +5179,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 fns = node.next_fns
                 node.frees_saved = not retain_graph     # for GradFn._frees_saved
                 if not create_graph:
-                    oxmera_set_grad_off(_OFF_IN_BACKWARD)
+                    oxmera_set_grad_off(_OFF_IN_BACKWARD if node.op.internal else 1)
                 if grads is None:
                     grads_in = None
                 elif OXMERA_PROFILER_COMPILED and _profiler is not None:

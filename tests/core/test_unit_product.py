@@ -203,3 +203,39 @@ def test_a_unit_is_a_number_for_two_inputs():
         @op(inputs=2, unit="1")
         def binary_unit_example(input, other):
             return np.multiply(input, other)
+
+
+def test_a_users_vjp_may_write_into_its_products(x):
+    """User VJPs (autograd.Function, extend.op) get computed products, as in PyTorch."""
+
+    class ClippedSquare(autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input * input
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors
+            g = grad_output * input             # a product by the broadcast 1
+            g.mul_(2.0)                         # written in place, as users do
+            return g
+
+    ClippedSquare.apply(x).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), 2 * _np(x), rtol=1e-6)
+
+    @op(save=("input",))
+    def user_cube_example(input):
+        return input ** 3
+
+    @user_cube_example.vjp
+    def _(ctx, grad, input):
+        g = grad * input
+        g *= input
+        g *= 3.0
+        return g
+
+    x.grad = None
+    user_cube_example(x).sum().backward()
+    np.testing.assert_allclose(_np(x.grad), 3 * _np(x) ** 2, rtol=1e-5)
+    assert oxmera.mul.op.internal and not user_cube_example.op.internal
