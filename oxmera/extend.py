@@ -112,12 +112,14 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         inf/nan. Cheaper than ``np.errstate`` inside the forward.
     unit : int or float, optional
         For an op of two inputs whose result is the other input, unchanged,
-        when one input equals this value everywhere (``mul``: 1). In a
-        backward that records nothing, the op's operator then hands on the
-        other operand instead of computing: the ``grad * f'(x)`` of a VJP
-        whose incoming gradient is the broadcast 1 of ``loss.sum()`` costs
-        no pass over memory. Real floating dtypes only (for complex numbers
-        ``(1+0j) * z`` is not always ``z``: ``0 * inf`` is nan).
+        when one input equals this value everywhere (``mul``: 1). In
+        oxmera's own VJPs, in a backward that records nothing, the op's
+        operator then hands on the other operand instead of computing: the
+        ``grad * f'(x)`` of a VJP whose incoming gradient is the broadcast 1
+        of ``loss.sum()`` costs no pass over memory. (Your VJPs always get a
+        computed result, which they may write into.) Real floating dtypes
+        only (for complex numbers ``(1+0j) * z`` is not always ``z``:
+        ``0 * inf`` is nan).
 
     Examples
     --------
