@@ -2626,6 +2626,12 @@ cdef bint _is_unit(cnp.ndarray u, cnp.ndarray v, object unit) except -1:
         d = u.shape[k]
         if d != 1 and (d != v.shape[lead + k] or u.strides[k] != 0):
             return False
+    # (Read in C for the common dtypes: a 1-element gradient meets this test
+    # at every product of a backward.)
+    if num == cnp.NPY_DOUBLE:
+        return (<double*>cnp.PyArray_DATA(u))[0] == <double>unit
+    if num == cnp.NPY_FLOAT:
+        return (<float*>cnp.PyArray_DATA(u))[0] == <float>unit
     return cnp.PyArray_GETITEM(u, <char*>cnp.PyArray_DATA(u)) == unit
 
 
