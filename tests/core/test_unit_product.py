@@ -208,7 +208,7 @@ def test_a_unit_is_a_number_for_two_inputs():
 def test_a_users_vjp_may_write_into_its_products(x):
     """User VJPs (autograd.Function, extend.op) get computed products, as in PyTorch."""
 
-    class ClippedSquare(autograd.Function):
+    class Square(autograd.Function):
         @staticmethod
         def forward(ctx, input):
             ctx.save_for_backward(input)
@@ -221,7 +221,7 @@ def test_a_users_vjp_may_write_into_its_products(x):
             g.mul_(2.0)                         # written in place, as users do
             return g
 
-    ClippedSquare.apply(x).sum().backward()
+    Square.apply(x).sum().backward()
     np.testing.assert_allclose(_np(x.grad), 2 * _np(x), rtol=1e-6)
 
     @op(save=("input",))
