@@ -191,8 +191,8 @@ cdef extern from *:
 
 # The flag's values: 0 recording, 1 not; _OFF_IN_BACKWARD: not, and the code
 # running is one of oxmera's own VJPs in a backward that records nothing (set
-# by the engine before each node; a nested no_grad() or backward leaves 1
-# behind, which only forgoes _unit_product until the next node).
+# around that call alone, _call_own_vjp; a nested no_grad() or backward
+# inside it leaves 1 behind, which only forgoes _unit_product for its rest).
 cdef enum:
     _OFF_IN_BACKWARD = 2
 
@@ -2285,7 +2285,7 @@ def apply_op_unprofiled(OpDef op not None, tuple args not None, dict kwargs):
 def run_node_backward(GradFn node not None, grads):
     """Run a node's VJP with its hooks (for the profiler's ``node``)."""
     if node.extras is None or node.extras.fn_hooks is None:
-        return _call_vjp(node, grads)
+        return _call_own_vjp(node, grads)
     return _call_vjp_with_hooks(node, grads)
 
 
@@ -4840,6 +4840,19 @@ cdef object _call_vjp(GradFn node, object grads):
     return result
 
 
+cdef object _call_own_vjp(GradFn node, object grads):
+    # One of oxmera's own VJPs, in a backward that records nothing, runs with
+    # the flag at _OFF_IN_BACKWARD (_unit_product); only it: hooks, a user's
+    # VJP and the engine between nodes see 1, so their products are computed.
+    if oxmera_get_grad_off() != 1 or not node.op.internal:
+        return _call_vjp(node, grads)
+    oxmera_set_grad_off(_OFF_IN_BACKWARD)
+    try:
+        return _call_vjp(node, grads)
+    finally:
+        oxmera_set_grad_off(1)
+
+
 cdef object _call_vjp_with_hooks(GradFn node, object grads):
     # Node hooks see and return tuples, whatever the number of outputs.
     multi = node.num_outputs > 1
@@ -4852,7 +4865,7 @@ cdef object _call_vjp_with_hooks(GradFn node, object grads):
                 raise RuntimeError(f"a pre-hook of {node.op.backward_name} returned "
                                    f"{len(result)} gradients for {len(outs)} outputs")
             outs = result
-    grads_in = tuple([_private(g) for g in _call_vjp(node, outs if multi else outs[0])])
+    grads_in = tuple([_private(g) for g in _call_own_vjp(node, outs if multi else outs[0])])
     for entry in list(node.extras.fn_hooks[1]):
         result = entry[1](grads_in, outs)
         if result is not None:
@@ -5184,14 +5197,12 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
             if task.state & 2:
                 fns = node.next_fns
                 node.frees_saved = not retain_graph     # for GradFn._frees_saved
-                if not create_graph:
-                    oxmera_set_grad_off(_OFF_IN_BACKWARD if node.op.internal else 1)
                 if grads is None:
                     grads_in = None
                 elif OXMERA_PROFILER_COMPILED and _profiler is not None:
                     grads_in = _profiled_vjp(node, grads)
                 elif node.extras is None or node.extras.fn_hooks is None:
-                    grads_in = _call_vjp(node, grads)
+                    grads_in = _call_own_vjp(node, grads)
                 else:
                     grads_in = _call_vjp_with_hooks(node, grads)
                 if (OXMERA_ANOMALY_COMPILED and _anomaly_enabled and _anomaly_check_nan

@@ -239,3 +239,17 @@ def test_a_users_vjp_may_write_into_its_products(x):
     user_cube_example(x).sum().backward()
     np.testing.assert_allclose(_np(x.grad), 3 * _np(x) ** 2, rtol=1e-5)
     assert oxmera.mul.op.internal and not user_cube_example.op.internal
+
+
+def test_hooks_run_as_user_code():
+    """A hook's own products are computed: only oxmera's VJPs hand a product on."""
+    x = oxmera.tensor([2.0], requires_grad=True)
+    w = oxmera.tensor([3.0], requires_grad=True)
+    y = x * w                                   # saves w: its memory is read-only
+    products = []
+    y.register_hook(lambda g: products.append(g * w.detach()))      # g: a 1
+    x.register_hook(lambda g: products.append(g * w.detach()))
+    y.sum().backward()
+    assert len(products) == 2
+    for p in products:
+        assert not np.shares_memory(_np(p), _np(w)), "a hook's product aliases a weight"
