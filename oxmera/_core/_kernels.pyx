@@ -51,6 +51,34 @@ cdef extern from "_kernels.h" nogil:
                                             Py_ssize_t rows, Py_ssize_t n)
 
 
+# The kernels read and write the arrays' memory through these pointers (the
+# arrays checked C-contiguous, aligned, native and of the dtype): typed
+# memoryviews cost ~0.3 us each to acquire, and a small array's kernel call
+# acquired four, more than its arithmetic (relu's VJP, an optimizer update).
+cdef void *_data(object array, int typenum, bint write, str what) except? NULL:
+    """The memory of ``array``, a C-contiguous native array of ``typenum``
+    (writable when ``write``); valid while the caller holds the array."""
+    cdef cnp.ndarray a
+    if not cnp.PyArray_Check(array):
+        raise TypeError(f"{what} kernel: ndarrays only, got {type(array).__name__}")
+    a = <cnp.ndarray>array
+    if (cnp.PyArray_TYPE(a) != typenum or not cnp.PyArray_ISNOTSWAPPED(a)
+            or not cnp.PyArray_ISALIGNED(a)):
+        raise TypeError(f"{what} kernel: native {cnp.PyArray_DescrFromType(typenum)} "
+                        f"arrays only, got {a.dtype}")
+    if not cnp.PyArray_IS_C_CONTIGUOUS(a):
+        raise ValueError(f"{what} kernel: C-contiguous arrays only")
+    if write and not cnp.PyArray_ISWRITEABLE(a):
+        raise ValueError(f"{what} kernel: the output is read-only")
+    return cnp.PyArray_DATA(a)
+
+
+cdef inline object _empty_like(object array, int typenum):
+    """A new C-contiguous array of ``array``'s shape and ``typenum`` (np.empty in C)."""
+    return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(<cnp.ndarray>array),
+                             cnp.PyArray_DIMS(<cnp.ndarray>array), typenum, 0)
+
+
 def erf(x):
     """erf of a float32 or float64 array: a new C-contiguous array, same shape and dtype.
 
@@ -58,24 +86,18 @@ def erf(x):
     once (see ``_kernels.h``).
     """
     source = np.asarray(x, order="C")     # (ascontiguousarray would make 0-d arrays 1-d)
-    out = np.empty(source.shape, source.dtype)     # (float32 or float64: checked below)
-    cdef Py_ssize_t n = source.size
-    cdef const float[::1] x32
-    cdef float[::1] out32
-    cdef const double[::1] x64
-    cdef double[::1] out64
-    if source.dtype == np.float32:
-        if n:
-            x32, out32 = source.reshape(-1), out.reshape(-1)
-            with nogil:
-                oxmera_erf_float32(&x32[0], &out32[0], n)
-    elif source.dtype == np.float64:
-        if n:
-            x64, out64 = source.reshape(-1), out.reshape(-1)
-            with nogil:
-                oxmera_erf_float64(&x64[0], &out64[0], n)
-    else:
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>source)
+    if typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE:
         raise TypeError(f"erf kernel: native float32 or float64 arrays only, got {source.dtype}")
+    cdef const void *xp = _data(source, typenum, False, "erf")
+    out = _empty_like(source, typenum)
+    cdef void *o = _data(out, typenum, True, "erf")
+    cdef Py_ssize_t n = source.size
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_erf_float32(<const float *>xp, <float *>o, n)
+        else:
+            oxmera_erf_float64(<const double *>xp, <double *>o, n)
     return out
 
 
@@ -84,14 +106,12 @@ def erfc(x):
     source = np.asarray(x, order="C")     # (ascontiguousarray would make 0-d arrays 1-d)
     if source.dtype != np.float64:
         raise TypeError(f"erfc kernel: native float64 arrays only, got {source.dtype}")
-    out = np.empty(source.shape, np.float64)
+    cdef const double *xp = <const double *>_data(source, cnp.NPY_DOUBLE, False, "erfc")
+    out = _empty_like(source, cnp.NPY_DOUBLE)
+    cdef double *o = <double *>_data(out, cnp.NPY_DOUBLE, True, "erfc")
     cdef Py_ssize_t n = source.size
-    cdef const double[::1] x64
-    cdef double[::1] out64
-    if n:
-        x64, out64 = source.reshape(-1), out.reshape(-1)
-        with nogil:
-            oxmera_erfc_float64(&x64[0], &out64[0], n)
+    with nogil:
+        oxmera_erfc_float64(xp, o, n)
     return out
 
 
@@ -102,15 +122,13 @@ def gelu(x):
     x = np.asarray(x, order="C")
     if x.dtype != np.float32:
         raise TypeError(f"gelu kernel: float32 arrays only, got {x.dtype}")
-    out = np.empty(x.shape, np.float32)
-    cdf = np.empty(x.shape, np.float32)
+    out, cdf = _empty_like(x, cnp.NPY_FLOAT), _empty_like(x, cnp.NPY_FLOAT)
+    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "gelu")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "gelu")
+    cdef float *cv = <float *>_data(cdf, cnp.NPY_FLOAT, True, "gelu")
     cdef Py_ssize_t n = x.size
-    cdef const float[::1] xv
-    cdef float[::1] ov, cv
-    if n:
-        xv, ov, cv = x.reshape(-1), out.reshape(-1), cdf.reshape(-1)
-        with nogil:
-            oxmera_gelu_float32(&xv[0], &ov[0], &cv[0], n)
+    with nogil:
+        oxmera_gelu_float32(xv, ov, cv, n)
     return out, cdf
 
 
@@ -124,14 +142,14 @@ def gelu_backward(grad, x, cdf):
     if not grad.shape == x.shape == cdf.shape:
         raise ValueError(f"gelu_backward kernel: one shape for all, got "
                          f"{grad.shape}, {x.shape}, {cdf.shape}")
-    out = np.empty(x.shape, np.float32)
+    out = _empty_like(x, cnp.NPY_FLOAT)
+    cdef const float *gv = <const float *>_data(grad, cnp.NPY_FLOAT, False, "gelu_backward")
+    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "gelu_backward")
+    cdef const float *cv = <const float *>_data(cdf, cnp.NPY_FLOAT, False, "gelu_backward")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "gelu_backward")
     cdef Py_ssize_t n = x.size
-    cdef const float[::1] g32, x32, c32
-    cdef float[::1] out32
-    if n:
-        g32, x32, c32, out32 = grad.reshape(-1), x.reshape(-1), cdf.reshape(-1), out.reshape(-1)
-        with nogil:
-            oxmera_gelu_backward_float32(&g32[0], &x32[0], &c32[0], &out32[0], n)
+    with nogil:
+        oxmera_gelu_backward_float32(gv, xv, cv, ov, n)
     return out
 
 
@@ -140,10 +158,10 @@ cdef const float *_float32_data(array, Py_ssize_t n, str what) except? NULL:
     (valid while the caller holds the array)."""
     if array is None:
         return NULL
-    cdef const float[::1] view = array.reshape(-1)
-    if view.shape[0] != n:
-        raise ValueError(f"layer_norm kernel: {what} has {view.shape[0]} elements, expected {n}")
-    return &view[0]
+    cdef const float *data = <const float *>_data(array, cnp.NPY_FLOAT, False, "layer_norm")
+    if array.size != n:
+        raise ValueError(f"layer_norm kernel: {what} has {array.size} elements, expected {n}")
+    return data
 
 
 def _rows_of(x, Py_ssize_t n, str what):
@@ -163,15 +181,17 @@ def layer_norm(x, weight, bias, Py_ssize_t n, double eps):
     weight = None if weight is None else _rows_of(weight, n, "weight")
     bias = None if bias is None else _rows_of(bias, n, "bias")
     cdef Py_ssize_t rows = x.size // n
-    out = np.empty(x.shape, np.float32)
+    out = _empty_like(x, cnp.NPY_FLOAT)
     mean = np.empty(rows, np.float32)
     rstd = np.empty(rows, np.float32)
-    cdef const float[::1] xv = x.reshape(-1)
-    cdef float[::1] ov = out.reshape(-1), mv = mean, rv = rstd
+    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "layer_norm")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "layer_norm")
+    cdef float *mv = <float *>_data(mean, cnp.NPY_FLOAT, True, "layer_norm")
+    cdef float *rv = <float *>_data(rstd, cnp.NPY_FLOAT, True, "layer_norm")
     cdef const float *w = _float32_data(weight, n, "weight")
     cdef const float *b = _float32_data(bias, n, "bias")
     with nogil:
-        oxmera_layer_norm_float32(&xv[0], w, b, &ov[0], &mv[0], &rv[0], rows, n, eps)
+        oxmera_layer_norm_float32(xv, w, b, ov, mv, rv, rows, n, eps)
     return out, mean, rstd
 
 
@@ -187,17 +207,19 @@ def layer_norm_backward(grad, x, weight, mean, rstd, Py_ssize_t n):
         raise ValueError(f"layer_norm kernel: grad of shape {grad.shape} for input {x.shape}")
     mean = np.asarray(mean, np.float32, order="C")
     rstd = np.asarray(rstd, np.float32, order="C")
-    grad_input = np.empty(x.shape, np.float32)
+    grad_input = _empty_like(x, cnp.NPY_FLOAT)
     grad_weight = np.zeros(n)
     grad_bias = np.zeros(n)
-    cdef const float[::1] gv = grad.reshape(-1), xv = x.reshape(-1)
-    cdef float[::1] giv = grad_input.reshape(-1)
-    cdef double[::1] gwv = grad_weight, gbv = grad_bias
+    cdef const float *gv = <const float *>_data(grad, cnp.NPY_FLOAT, False, "layer_norm")
+    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "layer_norm")
+    cdef float *giv = <float *>_data(grad_input, cnp.NPY_FLOAT, True, "layer_norm")
+    cdef double *gwv = <double *>_data(grad_weight, cnp.NPY_DOUBLE, True, "layer_norm")
+    cdef double *gbv = <double *>_data(grad_bias, cnp.NPY_DOUBLE, True, "layer_norm")
     cdef const float *w = _float32_data(weight, n, "weight")
     cdef const float *m = _float32_data(mean, rows, "mean")
     cdef const float *r = _float32_data(rstd, rows, "rstd")
     with nogil:
-        oxmera_layer_norm_backward_float32(&gv[0], &xv[0], w, m, r, &giv[0], &gwv[0], &gbv[0],
+        oxmera_layer_norm_backward_float32(gv, xv, w, m, r, giv, gwv, gbv,
                                            rows, n)
     return grad_input, grad_weight.astype(np.float32), grad_bias.astype(np.float32)
 
@@ -235,13 +257,14 @@ def log_softmax_rows(x):
     x = _softmax_rows_input(x, "log_softmax")
     cdef Py_ssize_t n = x.shape[x.ndim - 1]
     cdef Py_ssize_t rows = x.size // n
-    out = np.empty(x.shape, np.float32)
-    exps = np.empty(x.shape, np.float32)
+    out, exps = _empty_like(x, cnp.NPY_FLOAT), _empty_like(x, cnp.NPY_FLOAT)
     sums = np.empty(x.shape[:x.ndim - 1] + (1,), np.float32)
-    cdef const float[::1] xv = x.reshape(-1)
-    cdef float[::1] ov = out.reshape(-1), ev = exps.reshape(-1), sv = sums.reshape(-1)
+    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "log_softmax")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "log_softmax")
+    cdef float *ev = <float *>_data(exps, cnp.NPY_FLOAT, True, "log_softmax")
+    cdef float *sv = <float *>_data(sums, cnp.NPY_FLOAT, True, "log_softmax")
     with nogil:
-        oxmera_log_softmax_float32(&xv[0], &ov[0], &ev[0], &sv[0], rows, n)
+        oxmera_log_softmax_float32(xv, ov, ev, sv, rows, n)
     return out, exps, sums
 
 
@@ -250,12 +273,13 @@ def softmax_rows(x):
     x = _softmax_rows_input(x, "softmax")
     cdef Py_ssize_t n = x.shape[x.ndim - 1]
     cdef Py_ssize_t rows = x.size // n
-    out = np.empty(x.shape, np.float32)
-    cdef double[::1] wide = np.empty(n)
-    cdef const float[::1] xv = x.reshape(-1)
-    cdef float[::1] ov = out.reshape(-1)
+    out = _empty_like(x, cnp.NPY_FLOAT)
+    scratch = np.empty(n)
+    cdef double *wide = <double *>_data(scratch, cnp.NPY_DOUBLE, True, "softmax")
+    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "softmax")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "softmax")
     with nogil:
-        oxmera_softmax_float32(&xv[0], &ov[0], &wide[0], rows, n)
+        oxmera_softmax_float32(xv, ov, wide, rows, n)
     return out
 
 
@@ -282,17 +306,20 @@ def log_softmax_rows_backward(grad, exps, sums, out=None):
         raise ValueError(f"log_softmax_backward kernel: {sums.size} sums for {rows} rows")
     g, by_row = _grad_rows(grad, exps.shape)
     if out is None:
-        out = np.empty(exps.shape, np.float32)
+        out = _empty_like(exps, cnp.NPY_FLOAT)
     elif (out.dtype != np.float32 or out.shape != exps.shape or not out.flags.c_contiguous
           or not out.flags.writeable):
         raise ValueError("log_softmax_backward kernel: out must be a writable C-contiguous "
                          "float32 array of the exponentials' shape")
-    cdef const float[::1] gv = g.reshape(-1), sv = sums.reshape(-1)
-    cdef const float[::1] ev = exps.reshape(-1)
-    cdef float[::1] ov = out.reshape(-1)
+    cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "log_softmax_backward")
+    cdef const float *sv = <const float *>_data(sums, cnp.NPY_FLOAT, False,
+                                                "log_softmax_backward")
+    cdef const float *ev = <const float *>_data(exps, cnp.NPY_FLOAT, False,
+                                                "log_softmax_backward")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "log_softmax_backward")
     cdef int grad_row = by_row
     with nogil:
-        oxmera_log_softmax_backward_float32(&gv[0], grad_row, &ev[0], &sv[0], &ov[0], rows, n)
+        oxmera_log_softmax_backward_float32(gv, grad_row, ev, sv, ov, rows, n)
     return out
 
 
@@ -303,12 +330,13 @@ def softmax_rows_backward(grad, y):
     cdef Py_ssize_t n = y.shape[y.ndim - 1]
     cdef Py_ssize_t rows = y.size // n
     g, by_row = _grad_rows(grad, y.shape)
-    out = np.empty(y.shape, np.float32)
-    cdef const float[::1] gv = g.reshape(-1), yv = y.reshape(-1)
-    cdef float[::1] ov = out.reshape(-1)
+    out = _empty_like(y, cnp.NPY_FLOAT)
+    cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "softmax_backward")
+    cdef const float *yv = <const float *>_data(y, cnp.NPY_FLOAT, False, "softmax_backward")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "softmax_backward")
     cdef int grad_row = by_row
     with nogil:
-        oxmera_softmax_backward_float32(&gv[0], grad_row, &yv[0], &ov[0], rows, n)
+        oxmera_softmax_backward_float32(gv, grad_row, yv, ov, rows, n)
     return out
 
 # ---- end of softmax and log_softmax ----
@@ -668,47 +696,36 @@ def scaled_update(target, value, alpha, bint subtract):
     ``subtract`` round it (the product, then the sum), without the temporary.
     """
     _check_float_pair(target, value, "scaled_update")
-    if not target.flags.writeable:
+    if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>target):
         raise ValueError("scaled_update kernel: the target is read-only")
     if contiguous_overlap(target, value):
         raise ValueError("scaled_update kernel: the arrays overlap")
-    cdef Py_ssize_t n = target.size
-    cdef float[::1] t32
-    cdef const float[::1] v32
-    cdef double[::1] t64
-    cdef const double[::1] v64
-    cdef float a32
-    cdef double a64
-    if n == 0:
-        return
-    if target.dtype == np.float32:
-        t32, v32, a32 = target.reshape(-1), value.reshape(-1), <float>float(alpha)
-        with nogil:
-            oxmera_scaled_update_float32(&t32[0], &v32[0], a32, subtract, n)
-    else:
-        t64, v64, a64 = target.reshape(-1), value.reshape(-1), float(alpha)
-        with nogil:
-            oxmera_scaled_update_float64(&t64[0], &v64[0], a64, subtract, n)
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>target)
+    cdef void *t = _data(target, typenum, True, "scaled_update")
+    cdef const void *v = _data(value, typenum, False, "scaled_update")
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>target)
+    cdef double a64 = float(alpha)
+    cdef float a32 = <float>a64
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_scaled_update_float32(<float *>t, <const float *>v, a32, subtract, n)
+        else:
+            oxmera_scaled_update_float64(<double *>t, <const double *>v, a64, subtract, n)
 
 
 def relu_backward(grad, output):
     """relu's VJP ``grad`` where ``output > 0``, else 0, of C-contiguous float32 or
     float64 arrays of one shape and dtype, in one pass: a new array."""
     _check_float_pair(grad, output, "relu_backward")
-    out = np.empty(grad.shape, grad.dtype)
-    cdef Py_ssize_t n = grad.size
-    cdef const float[::1] g32, y32
-    cdef float[::1] o32
-    cdef const double[::1] g64, y64
-    cdef double[::1] o64
-    if n == 0:
-        return out
-    if grad.dtype == np.float32:
-        g32, y32, o32 = grad.reshape(-1), output.reshape(-1), out.reshape(-1)
-        with nogil:
-            oxmera_relu_backward_float32(&g32[0], &y32[0], &o32[0], n)
-    else:
-        g64, y64, o64 = grad.reshape(-1), output.reshape(-1), out.reshape(-1)
-        with nogil:
-            oxmera_relu_backward_float64(&g64[0], &y64[0], &o64[0], n)
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>grad)
+    out = _empty_like(grad, typenum)
+    cdef const void *g = _data(grad, typenum, False, "relu_backward")
+    cdef const void *y = _data(output, typenum, False, "relu_backward")
+    cdef void *o = _data(out, typenum, True, "relu_backward")
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>grad)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_relu_backward_float32(<const float *>g, <const float *>y, <float *>o, n)
+        else:
+            oxmera_relu_backward_float64(<const double *>g, <const double *>y, <double *>o, n)
     return out
