@@ -362,6 +362,24 @@ def lstm_gates_takes(gates, others):
     return all(a.strides[0] == row for a in gates)
 
 
+cdef const float *_gate_rows(object array, Py_ssize_t rows, Py_ssize_t n,
+                             Py_ssize_t *ld) except? NULL:
+    """The memory of a float32 (rows, n) ``array`` whose rows are contiguous, and
+    (in ``ld``) its row stride in floats."""
+    cdef cnp.ndarray a
+    if not cnp.PyArray_Check(array):
+        raise TypeError(f"lstm_gates kernel: ndarrays only, got {type(array).__name__}")
+    a = <cnp.ndarray>array
+    if (cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT or not cnp.PyArray_ISNOTSWAPPED(a)
+            or not cnp.PyArray_ISALIGNED(a) or cnp.PyArray_NDIM(a) != 2
+            or cnp.PyArray_DIM(a, 0) != rows or cnp.PyArray_DIM(a, 1) != n
+            or cnp.PyArray_STRIDE(a, 1) != 4 or (rows > 1 and cnp.PyArray_STRIDE(a, 0) % 4)):
+        raise ValueError(f"lstm_gates kernel: aligned float32 arrays of shape ({rows}, {n}) "
+                         f"with contiguous rows only, got {array.dtype} {array.shape}")
+    ld[0] = cnp.PyArray_STRIDE(a, 0) // 4 if rows > 1 else n     # (one row: never read)
+    return <const float *>cnp.PyArray_DATA(a)
+
+
 def lstm_gates(i, f, g, o, cx):
     """One LSTM step's pointwise part from float32 (B, H) gate pre-activations
     and cell (``lstm_gates_takes`` true of ``(i, f, g, o, cx)``): ``(h, c)``,
@@ -371,12 +389,18 @@ def lstm_gates(i, f, g, o, cx):
     c = np.empty((rows, n), np.float32)
     if rows == 0 or n == 0:
         return h, c
-    cdef const float[:, :] vi = i, vf = f, vg = g, vo = o, vc = cx
-    cdef float[:, ::1] vh = h, vcell = c
-    cdef Py_ssize_t ld = vi.strides[0] // 4, ld_cx = vc.strides[0] // 4
+    cdef Py_ssize_t ld, ld_f, ld_g, ld_o, ld_cx
+    cdef const float *vi = _gate_rows(i, rows, n, &ld)
+    cdef const float *vf = _gate_rows(f, rows, n, &ld_f)
+    cdef const float *vg = _gate_rows(g, rows, n, &ld_g)
+    cdef const float *vo = _gate_rows(o, rows, n, &ld_o)
+    cdef const float *vc = _gate_rows(cx, rows, n, &ld_cx)
+    if not ld == ld_f == ld_g == ld_o:
+        raise ValueError("lstm_gates kernel: the four gates must be one row stride apart")
+    cdef float *vh = <float *>_data(h, cnp.NPY_FLOAT, True, "lstm_gates")
+    cdef float *vcell = <float *>_data(c, cnp.NPY_FLOAT, True, "lstm_gates")
     with nogil:
-        oxmera_lstm_gates_float32(&vi[0, 0], &vf[0, 0], &vg[0, 0], &vo[0, 0], ld, &vc[0, 0],
-                                  ld_cx, &vh[0, 0], &vcell[0, 0], rows, n)
+        oxmera_lstm_gates_float32(vi, vf, vg, vo, ld, vc, ld_cx, vh, vcell, rows, n)
     return h, c
 
 
@@ -390,14 +414,22 @@ def lstm_gates_backward(grad_h, grad_c, i, f, g, o, cx):
     out = np.empty((5, rows, n), np.float32)
     if rows == 0 or n == 0:
         return tuple(out)
-    cdef const float[:, ::1] vgh = grad_h, vgc = grad_c
-    cdef const float[:, :] vi = i, vf = f, vg = g, vo = o, vc = cx
-    cdef float[:, :, ::1] vout = out
-    cdef Py_ssize_t ld = vi.strides[0] // 4, ld_cx = vc.strides[0] // 4
+    cdef Py_ssize_t ld, ld_f, ld_g, ld_o, ld_cx, ld_gh, ld_gc
+    cdef const float *vgh = _gate_rows(grad_h, rows, n, &ld_gh)
+    cdef const float *vgc = _gate_rows(grad_c, rows, n, &ld_gc)
+    cdef const float *vi = _gate_rows(i, rows, n, &ld)
+    cdef const float *vf = _gate_rows(f, rows, n, &ld_f)
+    cdef const float *vg = _gate_rows(g, rows, n, &ld_g)
+    cdef const float *vo = _gate_rows(o, rows, n, &ld_o)
+    cdef const float *vc = _gate_rows(cx, rows, n, &ld_cx)
+    if not ld == ld_f == ld_g == ld_o:
+        raise ValueError("lstm_gates kernel: the four gates must be one row stride apart")
+    if ld_gh != n or ld_gc != n:
+        raise ValueError("lstm_gates kernel: the gradients must be C-contiguous")
+    cdef float *vout = <float *>_data(out, cnp.NPY_FLOAT, True, "lstm_gates")
     with nogil:
-        oxmera_lstm_gates_backward_float32(&vgh[0, 0], &vgc[0, 0], &vi[0, 0], &vf[0, 0],
-                                           &vg[0, 0], &vo[0, 0], ld, &vc[0, 0], ld_cx,
-                                           &vout[0, 0, 0], rows, n)
+        oxmera_lstm_gates_backward_float32(vgh, vgc, vi, vf, vg, vo, ld, vc, ld_cx, vout,
+                                           rows, n)
     return tuple(out)
 
 
