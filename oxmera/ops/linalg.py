@@ -92,14 +92,84 @@ def _(ctx, grad, input, other):
         grad = grad.contiguous()
     grad_input = grad_other = None
     if needs[0]:
-        grad_input = grad @ cj(other).mT
+        grad_input = matmul_nt(grad, cj(other))
         if len(ctx.input_shape(0)) == 1:
             grad_input = grad_input.squeeze(-2)
     if needs[1]:
-        grad_other = cj(input).mT @ grad
+        grad_other = matmul_tn(cj(input), grad)
         if len(ctx.input_shape(1)) == 1:
             grad_other = grad_other.squeeze(-1)
     return grad_input, grad_other
+
+
+# matmul's VJP multiplies by transposed operands. As ops of their own, the
+# transposes stay NumPy views inside the forward (strided operands BLAS reads
+# as transposed, the same call as before) instead of oxmera views: ``W.mT``
+# was an op call and, over memory saved for backward, a lock entry, about
+# 2 us a view and two views a matmul VJP. (PyTorch's mm reads transposed
+# operands the same way.)
+def _transposed_product(opname, left, right):
+    """``np.matmul(left, right)`` of the transposed operands, or OpError."""
+    try:
+        return np.matmul(left, right)
+    except ValueError:
+        pass
+    raise OpError(f"{opname}(): operand shapes {np.shape(left)} and {np.shape(right)} (as "
+                  f"transposed) cannot be multiplied, or their batch dimensions do not broadcast")
+
+
+def _matrices(opname, input, other):
+    if getattr(input, "ndim", 0) < 2 or getattr(other, "ndim", 0) < 2:     # (np.ndim: 0.3 us)
+        raise OpError(f"{opname}(): both operands need at least 2 dimensions, got shapes "
+                      f"{np.shape(input)} and {np.shape(other)}")
+
+
+@op(inputs=2, promote=True, complex_inputs=True)
+def matmul_nt(input, other):
+    """``input @ other.mT``: the product with ``other``'s last two dimensions
+    swapped (both operands at least 2-D; batch dimensions broadcast).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import matmul_nt
+    >>> matmul_nt(oxmera.ones(2, 3), oxmera.ones(4, 3)).shape
+    oxmera.Size([2, 4])
+    """
+    _matrices("matmul_nt", input, other)
+    return _transposed_product("matmul_nt", input, np.swapaxes(other, -1, -2))
+
+
+@op(inputs=2, promote=True, complex_inputs=True)
+def matmul_tn(input, other):
+    """``input.mT @ other``: the product with ``input``'s last two dimensions
+    swapped (both operands at least 2-D; batch dimensions broadcast).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import matmul_tn
+    >>> matmul_tn(oxmera.ones(3, 2), oxmera.ones(3, 4)).shape
+    oxmera.Size([2, 4])
+    """
+    _matrices("matmul_tn", input, other)
+    return _transposed_product("matmul_tn", np.swapaxes(input, -1, -2), other)
+
+
+@matmul_nt.vjp
+def _(ctx, grad, input, other):
+    # out = input @ other^T: d input = grad @ conj(other), d other = grad^T @ conj(input)
+    needs = ctx.needs_input_grad
+    return (grad @ cj(other) if needs[0] else None,
+            matmul_tn(grad, cj(input)) if needs[1] else None)
+
+
+@matmul_tn.vjp
+def _(ctx, grad, input, other):
+    # out = input^T @ other: d input = conj(other) @ grad^T, d other = conj(input) @ grad
+    needs = ctx.needs_input_grad
+    return (matmul_nt(cj(other), grad) if needs[0] else None,
+            cj(input) @ grad if needs[1] else None)
 
 
 def mm(input, mat2):

@@ -6,7 +6,7 @@ import numpy as np
 import oxmera
 from oxmera.ops.linalg import _svd
 
-from ._case_table import (COMPOSITE_CASES, S, T, Case, Leaf, add_cases, add_torch_cases, const,
+from ._case_table import (COMPOSITE_CASES, C, S, T, Case, Leaf, add_cases, add_torch_cases, const,
                           shape_label)
 
 INF = math.inf
@@ -325,3 +325,32 @@ add_torch_cases(
     ("matrix-norm-batched", lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), (Leaf((2, 3, 3)),)),
     ("vector-norm-zero", lambda lib, a: lib.linalg.vector_norm(a * 0), (Leaf((3,)),)),
 )
+
+# -- matmul_nt / matmul_tn (matmul's VJP, the transposes inside NumPy) ------------------------
+
+from oxmera.ops.linalg import matmul_nt, matmul_tn  # noqa: E402
+
+add_cases("matmul_nt",
+          ("2d", matmul_nt, (Leaf((2, 3)), Leaf((4, 3)))),
+          ("batched", matmul_nt, (Leaf((2, 2, 3)), Leaf((2, 4, 3)))),
+          ("broadcast-batch", matmul_nt, (Leaf((2, 1, 2, 3)), Leaf((5, 4, 3)))),
+          ("transposed", matmul_nt, (T((2, 3)), T((4, 3)))),
+          ("strided", matmul_nt, (S((2, 3)), Leaf((4, 3)))),
+          ("size-0", matmul_nt, (Leaf((0, 3)), Leaf((2, 3)))),
+          ("size-0-inner", matmul_nt, (Leaf((2, 0)), Leaf((3, 0)))),
+          ("no-grad-right", matmul_nt, (Leaf((2, 3)), const((4, 3)))))
+add_cases("matmul_tn",
+          ("2d", matmul_tn, (Leaf((3, 2)), Leaf((3, 4)))),
+          ("batched", matmul_tn, (Leaf((2, 3, 2)), Leaf((2, 3, 4)))),
+          ("broadcast-batch", matmul_tn, (Leaf((2, 1, 3, 2)), Leaf((5, 3, 4)))),
+          ("transposed", matmul_tn, (T((3, 2)), T((3, 4)))),
+          ("strided", matmul_tn, (S((3, 2)), Leaf((3, 4)))),
+          ("size-0", matmul_tn, (Leaf((3, 0)), Leaf((3, 2)))),
+          ("size-0-inner", matmul_tn, (Leaf((0, 2)), Leaf((0, 3)))),
+          ("no-grad-left", matmul_tn, (const((3, 2)), Leaf((3, 4)))))
+add_cases("matmul_nt", ("complex", matmul_nt, (C((2, 3)), C((4, 3)))))
+add_cases("matmul_tn", ("complex", matmul_tn, (C((3, 2)), C((3, 4)))))
+add_torch_cases("matmul_nt", ("2d", lambda lib, a, b: (a @ b.mT) if lib is not oxmera
+                              else matmul_nt(a, b), (Leaf((2, 3)), Leaf((4, 3)))))
+add_torch_cases("matmul_tn", ("2d", lambda lib, a, b: (a.mT @ b) if lib is not oxmera
+                              else matmul_tn(a, b), (Leaf((3, 2)), Leaf((3, 4)))))

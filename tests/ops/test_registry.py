@@ -48,6 +48,7 @@ def test_every_differentiable_op_has_gradient_cases():
 REQUIRED_KINDS = ("0-d", "size-0", "non-contiguous")
 CANNOT_TAKE = {
     "matmul": {"0-d"},      # needs at least one dimension per operand
+    "matmul_nt": {"0-d"}, "matmul_tn": {"0-d"},     # matrices (matmul's VJP)
     "sparse_dense_mm": {"0-d"},     # values (nnz,) times a matrix or vector
     "cat": {"0-d"},         # joins along an existing dimension
     # need at least one (split, unbind) or two (diagonal, tril, triu) dimensions
