@@ -22,7 +22,7 @@ from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops import _registry
 from oxmera.ops.elementwise import add, mul
-from oxmera.ops.linalg import matmul
+from oxmera.ops.linalg import matmul, matmul_tn
 from oxmera.ops.reduce import sum as _sum
 
 __all__ = ["addmm", "addmv", "addbmm", "baddbmm", "chain_matmul"]
@@ -115,7 +115,9 @@ def _(ctx, grad, input, weight, bias=None):
         if grad.ndim != 2:
             grad_input = grad_input.reshape(input.shape)
     if needs[1]:
-        grad_weight = rows.mT @ input.reshape(_rows(input.shape))
+        # (matmul_tn: the transpose a NumPy view, not an op; no reshape view of a 2-D input)
+        grad_weight = matmul_tn(rows, input if input.ndim == 2 else
+                                input.reshape(_rows(input.shape)))
     if needs[2]:
         # a (out,) or 0-d bias (the engine sums the rest); else the engine reduces grad itself
         grad_bias = rows.sum(0) if len(ctx.input_shape(2)) <= 1 else grad
