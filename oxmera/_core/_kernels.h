@@ -611,6 +611,37 @@ static void oxmera_log_softmax_backward_float32(const float *OXMERA_RESTRICT gra
     }
 }
 
+/* cross_entropy's VJP for class-index targets (each counted, no class
+ * weights): log_softmax's VJP above applied to nll_loss's gradient, without
+ * building that gradient. Row r's nll gradient is -scale (scale[r], or
+ * scale[0] for every row when scale_row is 0) at its target and +0 elsewhere,
+ * so its sum in double is 0.0 + (double)(-scale) and each output is the one
+ * the two kernels give, bit for bit. A target outside [0, n) returns its row
+ * (nothing of that row written); -1 when all are in range. out may be exps. */
+OXMERA_CLONES
+static ptrdiff_t oxmera_cross_entropy_backward_float32(const float *OXMERA_RESTRICT scale,
+                                                       int scale_row,
+                                                       const int64_t *OXMERA_RESTRICT target,
+                                                       const float *exps,
+                                                       const float *OXMERA_RESTRICT sums,
+                                                       float *out, ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        int64_t t = target[r];
+        if (t < 0 || t >= n)
+            return r;
+        float picked = -(scale_row ? scale[r] : scale[0]);
+        double c = (0.0 + (double)picked) / (double)sums[r];
+        const float *e = exps + r * n;
+        float *o = out + r * n;
+        double at_target = (double)e[t];       /* read before out (maybe e) is written */
+        for (ptrdiff_t j = 0; j < n; j++)
+            o[j] = (float)(0.0 - (double)e[j] * c);
+        o[t] = (float)((double)picked - at_target * c);
+    }
+    return -1;
+}
+
 /* softmax's VJP from its output y: out = y * (g - sum(g * y)). */
 OXMERA_CLONES
 static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, int grad_row,

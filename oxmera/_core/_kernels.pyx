@@ -239,6 +239,10 @@ cdef extern from "_kernels.h" nogil:
                                              float *out, Py_ssize_t rows, Py_ssize_t n)
     void oxmera_softmax_backward_float32(const float *grad, int grad_row, const float *y,
                                          float *out, Py_ssize_t rows, Py_ssize_t n)
+    Py_ssize_t oxmera_cross_entropy_backward_float32(const float *scale, int scale_row,
+                                                     const cnp.int64_t *target,
+                                                     const float *exps, const float *sums,
+                                                     float *out, Py_ssize_t rows, Py_ssize_t n)
 
 
 def _softmax_rows_input(x, str opname):
@@ -320,6 +324,57 @@ def log_softmax_rows_backward(grad, exps, sums, out=None):
     cdef int grad_row = by_row
     with nogil:
         oxmera_log_softmax_backward_float32(gv, grad_row, ev, sv, ov, rows, n)
+    return out
+
+
+def cross_entropy_rows_takes(scale, target, exps, sums):
+    """Whether ``cross_entropy_rows_backward`` takes these: float32 ``exps`` (N, C),
+    C-contiguous, with float32 ``sums`` (N, 1), int64 ``target`` (N,) and a float32
+    ``scale`` of shape () or (N,) (all ndarrays)."""
+    cdef cnp.ndarray e, s, t, g
+    if not (cnp.PyArray_Check(scale) and cnp.PyArray_Check(target) and cnp.PyArray_Check(exps)
+            and cnp.PyArray_Check(sums)):
+        return False
+    e, s, t, g = <cnp.ndarray>exps, <cnp.ndarray>sums, <cnp.ndarray>target, <cnp.ndarray>scale
+    if (cnp.PyArray_TYPE(e) != cnp.NPY_FLOAT or cnp.PyArray_NDIM(e) != 2
+            or not cnp.PyArray_IS_C_CONTIGUOUS(e) or cnp.PyArray_DIM(e, 1) == 0):
+        return False
+    cdef cnp.npy_intp rows = cnp.PyArray_DIM(e, 0)
+    return (cnp.PyArray_TYPE(s) == cnp.NPY_FLOAT and cnp.PyArray_SIZE(s) == rows
+            and cnp.PyArray_TYPE(t) == cnp.NPY_INT64 and cnp.PyArray_NDIM(t) == 1
+            and cnp.PyArray_DIM(t, 0) == rows
+            and cnp.PyArray_TYPE(g) == cnp.NPY_FLOAT
+            and (cnp.PyArray_NDIM(g) == 0
+                 or (cnp.PyArray_NDIM(g) == 1 and cnp.PyArray_DIM(g, 0) == rows)))
+
+
+def cross_entropy_rows_backward(scale, target, exps, sums, bint reuse_exps=False):
+    """cross_entropy's VJP for class-index targets from log_softmax's kept
+    exponentials (``cross_entropy_rows_takes`` true of the arguments): the
+    gradient of the logits, log_softmax's VJP of nll_loss's gradient (``-scale``
+    at each row's target) without building that gradient. A new array, or
+    ``exps`` itself when ``reuse_exps`` (it must be writable then)."""
+    if not cross_entropy_rows_takes(scale, target, exps, sums):
+        raise TypeError("cross_entropy_backward kernel: float32 (N, C) exponentials, (N, 1) "
+                        "sums, int64 (N,) targets and a float32 scale of () or (N,)")
+    cdef Py_ssize_t rows = exps.shape[0], n = exps.shape[1]
+    # (np.ascontiguousarray would make a 0-d scale 1-d)
+    g, t, s = (np.asarray(a, order="C") for a in (scale, target, sums))
+    out = exps if reuse_exps else _empty_like(exps, cnp.NPY_FLOAT)
+    cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "cross_entropy_backward")
+    cdef const cnp.int64_t *tv = <const cnp.int64_t *>_data(
+        t, cnp.NPY_INT64, False, "cross_entropy_backward")
+    cdef const float *ev = <const float *>_data(exps, cnp.NPY_FLOAT, False,
+                                                "cross_entropy_backward")
+    cdef const float *sv = <const float *>_data(s, cnp.NPY_FLOAT, False, "cross_entropy_backward")
+    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "cross_entropy_backward")
+    cdef int scale_row = g.ndim == 1
+    cdef Py_ssize_t bad
+    with nogil:
+        bad = oxmera_cross_entropy_backward_float32(gv, scale_row, tv, ev, sv, ov, rows, n)
+    if bad >= 0:
+        raise IndexError(f"cross_entropy_backward kernel: target {target[bad]} is out of bounds "
+                         f"for {n} classes")
     return out
 
 

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from oxmera._core import _kernels
 from oxmera._core import autograd as _core
 from oxmera.extend import op
 from oxmera.ops._utils import accumulation_dtype, narrow, widened
@@ -320,6 +321,14 @@ def _(ctx, grads, input, target, class_dim, reduction):
         count = target._data.size
         g = narrow(np.divide(g, count, dtype=accumulation_dtype(g.dtype)), g.dtype) if count \
             else g * np.nan
+    reuse = ctx._frees_saved
+    if class_dim == 1 and _kernels.cross_entropy_rows_takes(g, target._data, exps, sums._data):
+        # float32 (N, C) logits, int64 targets (every classifier's step): both
+        # steps below in one compiled pass, the same arithmetic (oxmera/_core/_kernels.h)
+        if reuse:
+            exps.setflags(write=True)       # saved memory is locked read-only until freed
+        return _kernels.cross_entropy_rows_backward(g, target._data, exps, sums._data,
+                                                    reuse), None
     nll_grad = nll_class_indices_backward.__wrapped__(g, target._data, class_dim, exps.shape)
     return _activation.log_softmax_backward_exps.__wrapped__(
-        nll_grad, exps, sums._data, class_dim, reuse_exps=ctx._frees_saved), None
+        nll_grad, exps, sums._data, class_dim, reuse_exps=reuse), None

@@ -151,3 +151,85 @@ def test_second_order_in_float32_matches_float64(name):
         results.append((g.detach().numpy(), x.grad.numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-4, atol=1e-5)
+
+
+# -- cross_entropy's VJP (class-index targets): the two kernels' steps in one pass -------------
+
+def _composed_cross_entropy_backward(scale, target, exps, sums):
+    """nll_loss's gradient written into zeros, then log_softmax's VJP kernel: the two
+    steps the fused kernel replaces."""
+    from oxmera.ops.loss import nll_class_indices_backward
+    nll_grad = nll_class_indices_backward.__wrapped__(scale if scale.ndim else scale[()],
+                                                      target, 1, exps.shape)
+    return _kernels.log_softmax_rows_backward(nll_grad, exps, sums)
+
+
+@pytest.mark.parametrize("shape", [(64, 10), (3, 1), (5, 17), (2, 40), (0, 3)])
+@pytest.mark.parametrize("scale_kind", ["scalar", "rows", "zero", "negative-zero", "special"])
+@pytest.mark.parametrize("reuse", [False, True])
+def test_cross_entropy_backward_is_the_two_kernels_bit_for_bit(shape, scale_kind, reuse):
+    rng = np.random.default_rng(3)
+    x = (4 * rng.standard_normal(shape)).astype(np.float32)
+    if x.size:
+        x[0, 0] = -np.inf      # an exponential of 0 in the first row
+    _, exps, sums = _kernels.log_softmax_rows(x) if x.size else (
+        None, np.empty(shape, np.float32), np.ones((0, 1), np.float32))
+    target = rng.integers(0, shape[1], shape[0]).astype(np.int64)
+    scale = {"scalar": np.array(1 / 64, np.float32),
+             "rows": rng.standard_normal(shape[0]).astype(np.float32),
+             "zero": np.array(0.0, np.float32),
+             "negative-zero": np.array(-0.0, np.float32),
+             "special": np.array([np.inf, -np.inf, np.nan][:shape[0]] + [1.0] * (shape[0] - 3),
+                                 np.float32)}[scale_kind]
+    if scale.ndim and scale.shape[0] != shape[0]:
+        scale = scale[:shape[0]]
+    given = exps.copy()
+    if not x.size:      # no rows (the log_softmax kernel takes none): nothing to compute
+        got = _kernels.cross_entropy_rows_backward(scale, target, given, sums, reuse)
+        assert got.shape == shape and (got is given) == reuse
+        return
+    expected = _composed_cross_entropy_backward(scale, target, exps, sums)
+    got = _kernels.cross_entropy_rows_backward(scale, target, given, sums, reuse)
+    assert (got is given) == reuse
+    assert got.dtype == np.float32 and got.shape == shape
+    assert got.tobytes() == expected.tobytes()       # bit for bit, signed zeros and nan included
+
+
+def test_cross_entropy_backward_kernel_refuses_what_it_does_not_handle():
+    _, exps, sums = _kernels.log_softmax_rows(np.zeros((2, 3), np.float32))
+    scale, target = np.array(0.5, np.float32), np.array([0, 2])
+    assert _kernels.cross_entropy_rows_takes(scale, target, exps, sums)
+    for args in [(scale.astype(np.float64), target, exps, sums),
+                 (scale, target.astype(np.int32), exps, sums),
+                 (scale, target, exps.astype(np.float64), sums),
+                 (scale, target[:1], exps, sums),
+                 (np.ones(3, np.float32), target, exps, sums),
+                 (scale, target, np.asfortranarray(np.zeros((2, 3), np.float32)), sums),
+                 (0.5, target, exps, sums)]:
+        assert not _kernels.cross_entropy_rows_takes(*args)
+        with pytest.raises(TypeError, match="float32"):
+            _kernels.cross_entropy_rows_backward(*args)
+    before = exps.copy()
+    with pytest.raises(IndexError, match="target 3 is out of bounds for 3 classes"):
+        _kernels.cross_entropy_rows_backward(scale, np.array([3, 0]), exps, sums)
+    assert exps.tobytes() == before.tobytes()       # nothing written into the inputs
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_gradient_through_the_kernel_matches_the_composed_loss(reduction):
+    # The fused op's VJP (the kernel) against log_softmax + nll_loss as two recorded ops.
+    rng = np.random.default_rng(5)
+    x = (3 * rng.standard_normal((16, 7))).astype(np.float32)
+    target = oxmera.tensor(rng.integers(0, 7, 16))
+    weight = rng.standard_normal(16).astype(np.float32)
+    grads = []
+    for fused in (True, False):
+        logits = oxmera.tensor(x, requires_grad=True)
+        if fused:
+            loss = oxmera.nn.functional.cross_entropy(logits, target, reduction=reduction)
+        else:
+            logp = oxmera.log_softmax(logits, 1)
+            loss = oxmera.nn.functional.nll_loss(logp, target, reduction=reduction)
+        (loss * oxmera.tensor(weight) if reduction == "none" else loss).sum().backward()
+        grads.append(logits.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-8)
