@@ -137,6 +137,7 @@ cdef object _np_asarray = np.asarray
 cdef object _np_empty_like = np.empty_like
 cdef object _np_zeros = np.zeros
 cdef object _np_add = np.add
+cdef object _np_add_reduce = np.add.reduce
 cdef object _np_generic = np.generic    # module attribute lookups cost on hot paths
 
 
@@ -4670,7 +4671,8 @@ cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_
     shape = _expected_shape(fn, nr)
     if not _has_shape(g._data, shape):
         got = g._data.shape
-        g = _sum_to_op(g, shape)
+        summed = _sum_leading(g._data, shape)
+        g = _sum_to_op(g, shape) if summed is None else wrap_array(summed)
         if g._data.shape != shape:
             raise RuntimeError(
                 f"{node.op.backward_name} returned a gradient of shape {got} for input {i}, "
@@ -4681,6 +4683,36 @@ cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_
         if g._data.dtype != dtype:
             g = _cast_op(g, dtype)
     return g
+
+
+cdef object _sum_leading(object array, tuple shape):
+    """A float32 or float64 gradient with one leading dim more than ``shape`` (a
+    bias's, over the batch) summed over it, when the backward records nothing
+    and no profiler or anomaly mode watches ops; None otherwise (sum_to then).
+
+    The add.reduce sum_to's op runs (the same loop, so the same bits), without
+    the op's Python frames and wrapping, which cost more than a small reduction
+    (~1 us a bias, three in an MLP's step).
+    """
+    cdef cnp.ndarray a
+    cdef Py_ssize_t i, nd
+    cdef int typenum
+    if grad_enabled() or _profiler is not None or _anomaly_enabled:
+        return None
+    if not cnp.PyArray_Check(array):
+        return None
+    a = <cnp.ndarray>array
+    nd = len(shape)
+    typenum = cnp.PyArray_TYPE(a)
+    if (cnp.PyArray_NDIM(a) != nd + 1 or (typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE)
+            or not cnp.PyArray_ISNOTSWAPPED(a)):
+        return None
+    for i in range(nd):
+        if cnp.PyArray_DIM(a, i + 1) != <cnp.npy_intp>shape[i]:
+            return None
+    # (np.add.reduce, not the C API's PyArray_Sum: that kept a few bytes per
+    # call alive, seen by tests/reliability/test_memory_soak.py)
+    return _np_asarray(_np_add_reduce(a, 0))
 
 
 cdef inline bint _same_layout(cnp.ndarray a, cnp.ndarray b) noexcept:

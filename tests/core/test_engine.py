@@ -650,3 +650,23 @@ def test_0d_gradients_summed_from_two_paths_stay_arrays():
     y = x * x
     y.backward()
     assert type(x.grad.numpy()) is np.ndarray and x.grad.item() == 2.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape, bias_shape", [((1000, 7), (7,)), ((3, 4, 5), (4, 5)),
+                                               ((0, 3), (3,)), ((6,), ()), ((2, 1), (1,))])
+def test_a_bias_gradient_is_sum_to_bit_for_bit_with_or_without_recording(dtype, shape,
+                                                                          bias_shape):
+    # Without recording the engine sums a gradient's one extra leading dim in C
+    # (NumPy's add.reduce, as sum_to runs it); with create_graph it records sum_to.
+    rng = np.random.default_rng(0)
+    upstream = rng.standard_normal(shape).astype(dtype)
+    expected = oxmera.sum_to(oxmera.tensor(upstream), bias_shape).numpy()
+    for create_graph in (False, True):
+        bias = oxmera.zeros(bias_shape, dtype=dtype, requires_grad=True)
+        weight = oxmera.tensor(upstream, requires_grad=True)
+        (oxmera.zeros(shape, dtype=dtype) + bias).mul(weight).sum().backward(
+            create_graph=create_graph)
+        assert bias.grad.dtype == dtype and bias.grad.shape == bias_shape
+        assert bias.grad.detach().numpy().tobytes() == expected.tobytes()
+        assert (bias.grad.grad_fn is not None) == create_graph    # d bias.grad / d weight
