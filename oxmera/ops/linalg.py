@@ -108,20 +108,19 @@ def _(ctx, grad, input, other):
 # was an op call and, over memory saved for backward, a lock entry, about
 # 2 us a view and two views a matmul VJP. (PyTorch's mm reads transposed
 # operands the same way.)
-def _transposed_product(opname, left, right):
-    """``np.matmul(left, right)`` of the transposed operands, or OpError."""
+def _transposed_product(opname, left, right, transpose_left):
+    """``left.mT @ right`` or ``left @ right.mT`` of arrays of at least 2 dims, or OpError."""
+    if getattr(left, "ndim", 0) < 2 or getattr(right, "ndim", 0) < 2:     # (np.ndim: 0.3 us)
+        raise OpError(f"{opname}(): both operands need at least 2 dimensions, got shapes "
+                      f"{np.shape(left)} and {np.shape(right)}")
+    # (the ndarray method: np.swapaxes is a Python function around it)
+    a, b = (left.swapaxes(-1, -2), right) if transpose_left else (left, right.swapaxes(-1, -2))
     try:
-        return np.matmul(left, right)
+        return np.matmul(a, b)
     except ValueError:
         pass
-    raise OpError(f"{opname}(): operand shapes {np.shape(left)} and {np.shape(right)} (as "
-                  f"transposed) cannot be multiplied, or their batch dimensions do not broadcast")
-
-
-def _matrices(opname, input, other):
-    if getattr(input, "ndim", 0) < 2 or getattr(other, "ndim", 0) < 2:     # (np.ndim: 0.3 us)
-        raise OpError(f"{opname}(): both operands need at least 2 dimensions, got shapes "
-                      f"{np.shape(input)} and {np.shape(other)}")
+    raise OpError(f"{opname}(): operands of shapes {left.shape} and {right.shape} cannot be "
+                  f"multiplied (as transposed), or their batch dimensions do not broadcast")
 
 
 @op(inputs=2, promote=True, complex_inputs=True)
@@ -136,8 +135,7 @@ def matmul_nt(input, other):
     >>> matmul_nt(oxmera.ones(2, 3), oxmera.ones(4, 3)).shape
     oxmera.Size([2, 4])
     """
-    _matrices("matmul_nt", input, other)
-    return _transposed_product("matmul_nt", input, np.swapaxes(other, -1, -2))
+    return _transposed_product("matmul_nt", input, other, False)
 
 
 @op(inputs=2, promote=True, complex_inputs=True)
@@ -152,8 +150,7 @@ def matmul_tn(input, other):
     >>> matmul_tn(oxmera.ones(3, 2), oxmera.ones(3, 4)).shape
     oxmera.Size([2, 4])
     """
-    _matrices("matmul_tn", input, other)
-    return _transposed_product("matmul_tn", np.swapaxes(input, -1, -2), other)
+    return _transposed_product("matmul_tn", input, other, True)
 
 
 @matmul_nt.vjp

@@ -3,6 +3,8 @@ NumPy, dtypes, gradient shapes, errors. (Finite-difference checks to second
 order are the entries of ``_cases_linalg.py``.) einsum is tested in
 ``test_linalg_einsum.py``, inv/det/solve/norms in ``test_linalg_namespace.py``.
 """
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -273,3 +275,19 @@ def test_batched_matmul_gradients_have_operand_shapes(shapes, n, k, m, seed):
     assert a.grad.shape == a_shape and b.grad.shape == b_shape
     grad_a = _sum_to(np.matmul(weights, np.swapaxes(b.detach().numpy(), -1, -2)), a_shape)
     np.testing.assert_allclose(a.grad.numpy(), grad_a.reshape(a_shape), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn, shapes, words", [
+    ("matmul_nt", ((2, 3), (4, 2)), "(2, 3) and (4, 2) cannot be multiplied"),
+    ("matmul_tn", ((2, 3), (4, 2)), "(2, 3) and (4, 2) cannot be multiplied"),
+    ("matmul_nt", ((3,), (4, 3)), "at least 2 dimensions"),
+    ("matmul_tn", ((3, 2), (3,)), "at least 2 dimensions"),
+    ("matmul_nt", ((2, 3, 4), (5, 6, 4)), "batch dimensions do not broadcast"),
+])
+def test_transposed_products_refuse_shapes_that_do_not_fit(fn, shapes, words):
+    # matmul's VJP calls these with fitting shapes; called directly they say what is wrong
+    from oxmera.ops import linalg
+    a, b = (oxmera.ones(*s, requires_grad=True) for s in shapes)
+    with pytest.raises(oxmera.OpError, match=re.escape(words)):
+        getattr(linalg, fn)(a, b)
+    assert a.grad is None and b.grad is None and a.grad_fn is None
