@@ -831,8 +831,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     targets = _class_targets(input, target, weight, ignore_index, "cross_entropy")
     if targets[1] is None and label_smoothing == 0:
         # Every target counts and none is weighted: one op (oxmera.ops.loss).
-        return _loss.cross_entropy_class_indices(input, _core._wrap(targets[4]), class_dim,
-                                                 reduction).output
+        # (target holds targets[4], the index array: no second tensor over it)
+        return _loss.cross_entropy_class_indices(input, target, class_dim, reduction).output
     logp = _activation.log_softmax(input, class_dim)
     nll, total = _nll(logp, targets, reduction)
     if label_smoothing == 0:
