@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from oxmera import random as _random
+from oxmera._core import _kernels
 from oxmera._core import autograd as _core
 from oxmera.ops import creation as _creation
 from oxmera.ops.activation import *  # noqa: F403
@@ -711,11 +712,14 @@ def _class_targets(input, target, weight, ignore_index, opname):
         raise OpError(f"{opname}(): weight of shape {tuple(weight.shape)} must have one entry "
                       f"per class, shape ({classes},), for input of shape {input.shape}")
     if index.size and weight is None:
-        # the ufuncs' reduce, not index.min()/max() (NumPy's Python wrappers)
-        low, high = np.minimum.reduce(index, axis=None), np.maximum.reduce(index, axis=None)
-        if 0 <= low and high < classes and not low <= ignore_index <= high:
-            # The common case, every target in range and none ignored (ignore_index
-            # is -100 by default): the two reductions checked it all.
+        # The common case, every target in range and none ignored (ignore_index
+        # is -100 by default): one compiled pass over int64 targets checks it all,
+        # else the ufuncs' reduce (not index.min()/max(), NumPy's Python wrappers).
+        valid = _kernels.class_targets_valid(index, classes, ignore_index)
+        if valid is None:
+            low, high = np.minimum.reduce(index, axis=None), np.maximum.reduce(index, axis=None)
+            valid = 0 <= low and high < classes and not low <= ignore_index <= high
+        if valid:
             return class_dim, None, None, None, index
     valid = index != ignore_index
     if index.size and valid.all():

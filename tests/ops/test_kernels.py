@@ -324,3 +324,29 @@ def test_relu_backward_selects_the_gradient_where_the_output_is_positive(dtype):
     np.testing.assert_array_equal(got, np.where(y[::2] > 0, g[::2], 0))
     with pytest.raises(TypeError, match="one dtype"):
         _kernels.relu_backward(g, y.astype(np.float16))
+
+
+@pytest.mark.parametrize("targets, ignore_index, expected", [
+    ([0, 2, 1], -100, True),
+    ([0, 3, 1], -100, False),           # past the last class
+    ([0, -1, 1], -100, False),          # negative
+    ([0, 2, 1], 1, False),              # one target is ignored
+    ([0, 2, 2], 1, True),               # ignore_index in range, none equal to it
+    ([0, 2, 1], np.int64(2), False),    # a NumPy integer ignore_index
+    ([], 0, True),
+    ([[0, 1], [2, 0]], -100, True),     # (N, d1) targets
+])
+def test_class_targets_valid_matches_numpy(targets, ignore_index, expected):
+    index = np.array(targets, dtype=np.int64)
+    assert _kernels.class_targets_valid(index, 3, ignore_index) is expected
+    reference = bool(((index >= 0) & (index < 3) & (index != ignore_index)).all())
+    assert reference is expected
+    strided = np.repeat(index.reshape(-1), 2)[::2]      # not contiguous: copied, same answer
+    assert _kernels.class_targets_valid(strided, 3, ignore_index) is expected
+
+
+def test_class_targets_valid_leaves_other_dtypes_to_numpy():
+    assert _kernels.class_targets_valid(np.array([0, 1], np.int32), 3, -100) is None
+    assert _kernels.class_targets_valid(np.array([0, 1], ">i8"), 3, -100) is None
+    assert _kernels.class_targets_valid([0, 1], 3, -100) is None
+    assert _kernels.class_targets_valid(np.array([0, 1]), 3, 1.5) is None
