@@ -537,6 +537,50 @@ static inline double oxmera_dot_float32(const float *a, const float *b, ptrdiff_
     return total;
 }
 
+/* Rows shorter than the 16 running sums (a classifier's logits: 10 classes)
+ * never reach oxmera_exp_sum_float32's vectorized loop, so each exponential
+ * was a scalar polynomial. These rows go through a scratch of doubles a block
+ * of rows at a time: x - max for the block, one flat (vectorized) pass of
+ * exp over it, then each row summed in the order the scalar tail sums it (from
+ * 0.0, left to right), so exponentials, sums and outputs are the same bits. */
+#define OXMERA_SHORT_ROWS 16
+#define OXMERA_SHORT_SCRATCH 1024
+
+static inline void oxmera_log_softmax_short_float32(const float *OXMERA_RESTRICT x,
+                                                    float *OXMERA_RESTRICT out,
+                                                    float *OXMERA_RESTRICT exps,
+                                                    float *OXMERA_RESTRICT sums,
+                                                    ptrdiff_t rows, ptrdiff_t n)
+{
+    double w[OXMERA_SHORT_SCRATCH];
+    double m[OXMERA_SHORT_SCRATCH];
+    ptrdiff_t per = OXMERA_SHORT_SCRATCH / n;
+    for (ptrdiff_t r0 = 0; r0 < rows; r0 += per) {
+        ptrdiff_t count = rows - r0 < per ? rows - r0 : per;
+        ptrdiff_t size = count * n;
+        const float *xb = x + r0 * n;
+        for (ptrdiff_t r = 0; r < count; r++) {
+            m[r] = (double)oxmera_max_float32(xb + r * n, n);
+            for (ptrdiff_t j = 0; j < n; j++)
+                w[r * n + j] = (double)xb[r * n + j] - m[r];
+        }
+        for (ptrdiff_t k = 0; k < size; k++)
+            w[k] = oxmera_exp_nonpositive(w[k]);
+        for (ptrdiff_t k = 0; k < size; k++)
+            exps[r0 * n + k] = (float)w[k];
+        for (ptrdiff_t r = 0; r < count; r++) {
+            double total = 0.0;
+            for (ptrdiff_t j = 0; j < n; j++)
+                total += w[r * n + j];
+            double log_sum = log(total);
+            float *o = out + (r0 + r) * n;
+            for (ptrdiff_t j = 0; j < n; j++)
+                o[j] = (float)(((double)xb[r * n + j] - m[r]) - log_sum);
+            sums[r0 + r] = (float)total;
+        }
+    }
+}
+
 /* log_softmax over `rows` rows of n > 0 floats: out = x - max - log(sum),
  * with the exponentials exp(x - max) and each row's sum kept for the VJP. */
 OXMERA_CLONES
@@ -544,6 +588,10 @@ static void oxmera_log_softmax_float32(const float *OXMERA_RESTRICT x, float *OX
                                        float *OXMERA_RESTRICT exps, float *OXMERA_RESTRICT sums,
                                        ptrdiff_t rows, ptrdiff_t n)
 {
+    if (n < OXMERA_SHORT_ROWS) {
+        oxmera_log_softmax_short_float32(x, out, exps, sums, rows, n);
+        return;
+    }
     for (ptrdiff_t r = 0; r < rows; r++) {
         const float *row = x + r * n;
         float *o = out + r * n;
