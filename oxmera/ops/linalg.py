@@ -123,10 +123,17 @@ def _transposed_product(opname, left, right, transpose_left):
                   f"multiplied (as transposed), or their batch dimensions do not broadcast")
 
 
-@op(inputs=2, promote=True, complex_inputs=True)
-def matmul_nt(input, other):
-    """``input @ other.mT``: the product with ``other``'s last two dimensions
-    swapped (both operands at least 2-D; batch dimensions broadcast).
+def _transposed_matmul(name, transpose_left, doc):
+    def forward(input, other):
+        return _transposed_product(name, input, other, transpose_left)
+    forward.__name__ = forward.__qualname__ = name
+    forward.__doc__ = doc
+    return op(inputs=2, promote=True, complex_inputs=True)(forward)
+
+
+matmul_nt = _transposed_matmul("matmul_nt", False, """``input @ other.mT``: the product
+    with ``other``'s last two dimensions swapped (both operands at least 2-D;
+    batch dimensions broadcast).
 
     Examples
     --------
@@ -134,14 +141,11 @@ def matmul_nt(input, other):
     >>> from oxmera.ops.linalg import matmul_nt
     >>> matmul_nt(oxmera.ones(2, 3), oxmera.ones(4, 3)).shape
     oxmera.Size([2, 4])
-    """
-    return _transposed_product("matmul_nt", input, other, False)
+    """)
 
-
-@op(inputs=2, promote=True, complex_inputs=True)
-def matmul_tn(input, other):
-    """``input.mT @ other``: the product with ``input``'s last two dimensions
-    swapped (both operands at least 2-D; batch dimensions broadcast).
+matmul_tn = _transposed_matmul("matmul_tn", True, """``input.mT @ other``: the product
+    with ``input``'s last two dimensions swapped (both operands at least 2-D;
+    batch dimensions broadcast).
 
     Examples
     --------
@@ -149,8 +153,7 @@ def matmul_tn(input, other):
     >>> from oxmera.ops.linalg import matmul_tn
     >>> matmul_tn(oxmera.ones(3, 2), oxmera.ones(3, 4)).shape
     oxmera.Size([2, 4])
-    """
-    return _transposed_product("matmul_tn", input, other, True)
+    """)
 
 
 @matmul_nt.vjp
