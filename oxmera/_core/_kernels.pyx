@@ -435,6 +435,29 @@ cdef const float *_gate_rows(object array, Py_ssize_t rows, Py_ssize_t n,
     return <const float *>cnp.PyArray_DATA(a)
 
 
+cdef struct _Gates:
+    const float *i
+    const float *f
+    const float *g
+    const float *o
+    const float *cx
+    Py_ssize_t ld        # the four gates' row stride, in floats
+    Py_ssize_t ld_cx
+
+
+cdef int _gates(_Gates *v, i, f, g, o, cx, Py_ssize_t rows, Py_ssize_t n) except -1:
+    """The memory and row strides of one step's four gates and cell."""
+    cdef Py_ssize_t ld_f, ld_g, ld_o
+    v.i = _gate_rows(i, rows, n, &v.ld)
+    v.f = _gate_rows(f, rows, n, &ld_f)
+    v.g = _gate_rows(g, rows, n, &ld_g)
+    v.o = _gate_rows(o, rows, n, &ld_o)
+    v.cx = _gate_rows(cx, rows, n, &v.ld_cx)
+    if not v.ld == ld_f == ld_g == ld_o:
+        raise ValueError("lstm_gates kernel: the four gates must be one row stride apart")
+    return 0
+
+
 def lstm_gates(i, f, g, o, cx):
     """One LSTM step's pointwise part from float32 (B, H) gate pre-activations
     and cell (``lstm_gates_takes`` true of ``(i, f, g, o, cx)``): ``(h, c)``,
@@ -444,18 +467,12 @@ def lstm_gates(i, f, g, o, cx):
     c = np.empty((rows, n), np.float32)
     if rows == 0 or n == 0:
         return h, c
-    cdef Py_ssize_t ld, ld_f, ld_g, ld_o, ld_cx
-    cdef const float *vi = _gate_rows(i, rows, n, &ld)
-    cdef const float *vf = _gate_rows(f, rows, n, &ld_f)
-    cdef const float *vg = _gate_rows(g, rows, n, &ld_g)
-    cdef const float *vo = _gate_rows(o, rows, n, &ld_o)
-    cdef const float *vc = _gate_rows(cx, rows, n, &ld_cx)
-    if not ld == ld_f == ld_g == ld_o:
-        raise ValueError("lstm_gates kernel: the four gates must be one row stride apart")
+    cdef _Gates v
+    _gates(&v, i, f, g, o, cx, rows, n)
     cdef float *vh = <float *>_data(h, cnp.NPY_FLOAT, True, "lstm_gates")
     cdef float *vcell = <float *>_data(c, cnp.NPY_FLOAT, True, "lstm_gates")
     with nogil:
-        oxmera_lstm_gates_float32(vi, vf, vg, vo, ld, vc, ld_cx, vh, vcell, rows, n)
+        oxmera_lstm_gates_float32(v.i, v.f, v.g, v.o, v.ld, v.cx, v.ld_cx, vh, vcell, rows, n)
     return h, c
 
 
@@ -469,22 +486,17 @@ def lstm_gates_backward(grad_h, grad_c, i, f, g, o, cx):
     out = np.empty((5, rows, n), np.float32)
     if rows == 0 or n == 0:
         return tuple(out)
-    cdef Py_ssize_t ld, ld_f, ld_g, ld_o, ld_cx, ld_gh, ld_gc
+    cdef Py_ssize_t ld_gh, ld_gc
     cdef const float *vgh = _gate_rows(grad_h, rows, n, &ld_gh)
     cdef const float *vgc = _gate_rows(grad_c, rows, n, &ld_gc)
-    cdef const float *vi = _gate_rows(i, rows, n, &ld)
-    cdef const float *vf = _gate_rows(f, rows, n, &ld_f)
-    cdef const float *vg = _gate_rows(g, rows, n, &ld_g)
-    cdef const float *vo = _gate_rows(o, rows, n, &ld_o)
-    cdef const float *vc = _gate_rows(cx, rows, n, &ld_cx)
-    if not ld == ld_f == ld_g == ld_o:
-        raise ValueError("lstm_gates kernel: the four gates must be one row stride apart")
+    cdef _Gates v
+    _gates(&v, i, f, g, o, cx, rows, n)
     if ld_gh != n or ld_gc != n:
         raise ValueError("lstm_gates kernel: the gradients must be C-contiguous")
     cdef float *vout = <float *>_data(out, cnp.NPY_FLOAT, True, "lstm_gates")
     with nogil:
-        oxmera_lstm_gates_backward_float32(vgh, vgc, vi, vf, vg, vo, ld, vc, ld_cx, vout,
-                                           rows, n)
+        oxmera_lstm_gates_backward_float32(vgh, vgc, v.i, v.f, v.g, v.o, v.ld, v.cx, v.ld_cx,
+                                           vout, rows, n)
     return tuple(out)
 
 
@@ -719,6 +731,47 @@ def plane_scatter(grad, indices, Py_ssize_t planes, Py_ssize_t plane_size):
                 <const cnp.int64_t *>cnp.PyArray_DATA(<cnp.ndarray>idx),
                 <double *>cnp.PyArray_DATA(<cnp.ndarray>out), planes, outputs, plane_size)
     return out
+
+
+def take_targets(values, target):
+    """``values[arange(N), target]`` for a C-contiguous float32 or float64 (N, C)
+    ``values`` and int64 (N,) ``target``: a new (N,) array of the same dtype; None
+    for other arrays, or when a target is outside ``[0, C)`` (NumPy's fancy
+    index then, which raises its IndexError).
+
+    NumPy's fancy index builds an index array and an iterator each call, more
+    work than picking a batch of log-probabilities (nll_loss, cross_entropy).
+    """
+    cdef cnp.ndarray v, t
+    if not (cnp.PyArray_Check(values) and cnp.PyArray_Check(target)):
+        return None
+    v, t = <cnp.ndarray>values, <cnp.ndarray>target
+    cdef int typenum = cnp.PyArray_TYPE(v)
+    if ((typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE) or cnp.PyArray_NDIM(v) != 2
+            or not cnp.PyArray_IS_C_CONTIGUOUS(v) or not cnp.PyArray_ISNOTSWAPPED(v)
+            or not cnp.PyArray_ISALIGNED(v) or cnp.PyArray_TYPE(t) != cnp.NPY_INT64
+            or cnp.PyArray_NDIM(t) != 1 or cnp.PyArray_DIM(t, 0) != cnp.PyArray_DIM(v, 0)
+            or not cnp.PyArray_ISNOTSWAPPED(t)):
+        return None
+    t = cnp.PyArray_GETCONTIGUOUS(t)
+    cdef Py_ssize_t r, rows = cnp.PyArray_DIM(v, 0), n = cnp.PyArray_DIM(v, 1)
+    cdef cnp.int64_t k
+    cdef const cnp.int64_t *tp = <const cnp.int64_t *>cnp.PyArray_DATA(t)
+    out = cnp.PyArray_EMPTY(1, cnp.PyArray_DIMS(v), typenum, 0)
+    cdef char *src = <char *>cnp.PyArray_DATA(v)
+    cdef char *dst = <char *>cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef bint inside = True
+    with nogil:
+        for r in range(rows):
+            k = tp[r]
+            if k < 0 or k >= n:
+                inside = False
+                break
+            if typenum == cnp.NPY_FLOAT:
+                (<float *>dst)[r] = (<const float *>src)[r * n + k]
+            else:
+                (<double *>dst)[r] = (<const double *>src)[r * n + k]
+    return out if inside else None
 
 
 def class_targets_valid(index, Py_ssize_t classes, ignore_index):

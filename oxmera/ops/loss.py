@@ -192,6 +192,9 @@ def _target_index(target, class_dim):
 
 
 def _pick(input, target, class_dim):
+    picked = _kernels.take_targets(input, target) if class_dim == 1 else None
+    if picked is not None:      # (N, C) float rows, int64 targets: one compiled loop
+        return picked
     index = _target_index(target, class_dim)
     if index is not None:
         return input[index]

@@ -350,3 +350,29 @@ def test_class_targets_valid_leaves_other_dtypes_to_numpy():
     assert _kernels.class_targets_valid(np.array([0, 1], ">i8"), 3, -100) is None
     assert _kernels.class_targets_valid([0, 1], 3, -100) is None
     assert _kernels.class_targets_valid(np.array([0, 1]), 3, 1.5) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_take_targets_is_numpys_fancy_index(dtype):
+    rng = np.random.default_rng(2)
+    values = rng.standard_normal((33, 7)).astype(dtype)
+    values[3, 2] = np.nan
+    target = rng.integers(0, 7, 33)
+    target[3] = 2
+    got = _kernels.take_targets(values, target)
+    expected = values[np.arange(33), target]
+    assert got.dtype == dtype and got.tobytes() == expected.tobytes()
+    strided = np.repeat(target, 2)[::2]                 # a non-contiguous target is read too
+    assert _kernels.take_targets(values, strided).tobytes() == expected.tobytes()
+    assert _kernels.take_targets(values[:0], target[:0]).shape == (0,)
+
+
+def test_take_targets_leaves_the_rest_to_numpy():
+    values, target = np.zeros((3, 4), np.float32), np.array([0, 1, 3])
+    assert _kernels.take_targets(values, np.array([0, 4, 1])) is None      # out of range
+    assert _kernels.take_targets(values, np.array([0, -1, 1])) is None     # negative
+    assert _kernels.take_targets(values.astype(np.float16), target) is None
+    assert _kernels.take_targets(np.asfortranarray(np.zeros((3, 4))), target) is None
+    assert _kernels.take_targets(values, target.astype(np.int32)) is None
+    assert _kernels.take_targets(values, target[:2]) is None
+    assert _kernels.take_targets(values.tolist(), target) is None
