@@ -359,7 +359,9 @@ def cross_entropy_rows_backward(scale, target, exps, sums, bint reuse_exps=False
                         "sums, int64 (N,) targets and a float32 scale of () or (N,)")
     cdef Py_ssize_t rows = exps.shape[0], n = exps.shape[1]
     # (np.ascontiguousarray would make a 0-d scale 1-d)
-    g, t, s = (np.asarray(a, order="C") for a in (scale, target, sums))
+    g = np.asarray(scale, order="C")
+    t = np.asarray(target, order="C")
+    s = np.asarray(sums, order="C")
     out = exps if reuse_exps else _empty_like(exps, cnp.NPY_FLOAT)
     cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "cross_entropy_backward")
     cdef const cnp.int64_t *tv = <const cnp.int64_t *>_data(

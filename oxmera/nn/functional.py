@@ -701,13 +701,14 @@ def _class_targets(input, target, weight, ignore_index, opname):
         raise TypeError(f"{opname}(): expected an integer (int64) class-index target for input "
                         f"of shape {input.shape}, got target of dtype {index.dtype} and shape "
                         f"{index.shape}")
-    class_dim = 0 if input.ndim == 1 else 1
-    expected = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
+    shape = input._data.shape      # (a tuple: Size's slicing and + run in Python)
+    class_dim = 0 if len(shape) == 1 else 1
+    expected = shape[:1] + shape[2:] if len(shape) > 1 else ()
     if index.shape != expected:
         raise OpError(f"{opname}(): target of shape {index.shape} does not match input of "
-                      f"shape {input.shape}; expected a target of shape {expected} (the input's "
-                      f"shape without the class dim {class_dim})")
-    classes = input.shape[class_dim]
+                      f"shape {input.shape}; expected a target of shape {expected} (the "
+                      f"input's shape without the class dim {class_dim})")
+    classes = shape[class_dim]
     if weight is not None and tuple(weight.shape) != (classes,):
         raise OpError(f"{opname}(): weight of shape {tuple(weight.shape)} must have one entry "
                       f"per class, shape ({classes},), for input of shape {input.shape}")
@@ -824,11 +825,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if input.ndim == 0:
         raise OpError(f"cross_entropy(): input must have a class dim: (C,), (N, C) or "
                       f"(N, C, d1, ...), got shape {input.shape}")
-    class_dim = 0 if input.ndim == 1 else 1
-    classes = input.shape[class_dim]
-    weight_shape = [1] * input.ndim
+    shape = input._data.shape      # (a tuple: Size's indexing runs in Python)
+    class_dim = 0 if len(shape) == 1 else 1
+    classes = shape[class_dim]
+    weight_shape = [1] * len(shape)
     weight_shape[class_dim] = classes
-    if target.shape == input.shape:
+    if target._data.shape == shape:
         return _cross_entropy_probabilities(input, target, weight, ignore_index, reduction,
                                             label_smoothing, class_dim, tuple(weight_shape))
     # The target is checked before the log_softmax, so a bad call records nothing.
