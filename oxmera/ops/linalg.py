@@ -123,37 +123,28 @@ def _transposed_product(opname, left, right, transpose_left):
                   f"multiplied (as transposed), or their batch dimensions do not broadcast")
 
 
-def _transposed_matmul(name, transpose_left, doc):
+def _transposed_matmul(name, transpose_left, shapes):
+    product, swapped = (("input.mT @ other", "input") if transpose_left
+                        else ("input @ other.mT", "other"))
+
     def forward(input, other):
         return _transposed_product(name, input, other, transpose_left)
     forward.__name__ = forward.__qualname__ = name
-    forward.__doc__ = doc
+    forward.__doc__ = f"""``{product}``: the product with ``{swapped}``'s last two
+    dimensions swapped (both operands at least 2-D; batch dimensions broadcast).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import {name}
+    >>> {name}(oxmera.ones{shapes[0]}, oxmera.ones{shapes[1]}).shape
+    oxmera.Size([2, 4])
+    """
     return op(inputs=2, promote=True, complex_inputs=True)(forward)
 
 
-matmul_nt = _transposed_matmul("matmul_nt", False, """``input @ other.mT``: the product
-    with ``other``'s last two dimensions swapped (both operands at least 2-D;
-    batch dimensions broadcast).
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> from oxmera.ops.linalg import matmul_nt
-    >>> matmul_nt(oxmera.ones(2, 3), oxmera.ones(4, 3)).shape
-    oxmera.Size([2, 4])
-    """)
-
-matmul_tn = _transposed_matmul("matmul_tn", True, """``input.mT @ other``: the product
-    with ``input``'s last two dimensions swapped (both operands at least 2-D;
-    batch dimensions broadcast).
-
-    Examples
-    --------
-    >>> import oxmera
-    >>> from oxmera.ops.linalg import matmul_tn
-    >>> matmul_tn(oxmera.ones(3, 2), oxmera.ones(3, 4)).shape
-    oxmera.Size([2, 4])
-    """)
+matmul_nt = _transposed_matmul("matmul_nt", False, ((2, 3), (4, 3)))
+matmul_tn = _transposed_matmul("matmul_tn", True, ((3, 2), (3, 4)))
 
 
 @matmul_nt.vjp
