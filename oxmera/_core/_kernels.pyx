@@ -73,6 +73,13 @@ cdef void *_data(object array, int typenum, bint write, str what) except? NULL:
     return cnp.PyArray_DATA(a)
 
 
+cdef object _carray(object array, int typenum):
+    """``array`` itself when it is a C-contiguous, aligned, native array of
+    ``typenum``, else such a copy (of memory a user shared unaligned, say):
+    what ``_data`` reads. The callers checked the dtype."""
+    return cnp.PyArray_FROMANY(array, typenum, 0, 0, cnp.NPY_ARRAY_CARRAY_RO)
+
+
 cdef inline object _empty_like(object array, int typenum):
     """A new C-contiguous array of ``array``'s shape and ``typenum`` (np.empty in C)."""
     return cnp.PyArray_EMPTY(cnp.PyArray_NDIM(<cnp.ndarray>array),
@@ -89,6 +96,7 @@ def erf(x):
     cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>source)
     if typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE:
         raise TypeError(f"erf kernel: native float32 or float64 arrays only, got {source.dtype}")
+    source = _carray(source, typenum)
     cdef const void *xp = _data(source, typenum, False, "erf")
     out = _empty_like(source, typenum)
     cdef void *o = _data(out, typenum, True, "erf")
@@ -106,6 +114,7 @@ def erfc(x):
     source = np.asarray(x, order="C")     # (ascontiguousarray would make 0-d arrays 1-d)
     if source.dtype != np.float64:
         raise TypeError(f"erfc kernel: native float64 arrays only, got {source.dtype}")
+    source = _carray(source, cnp.NPY_DOUBLE)
     cdef const double *xp = <const double *>_data(source, cnp.NPY_DOUBLE, False, "erfc")
     out = _empty_like(source, cnp.NPY_DOUBLE)
     cdef double *o = <double *>_data(out, cnp.NPY_DOUBLE, True, "erfc")
@@ -122,6 +131,7 @@ def gelu(x):
     x = np.asarray(x, order="C")
     if x.dtype != np.float32:
         raise TypeError(f"gelu kernel: float32 arrays only, got {x.dtype}")
+    x = _carray(x, cnp.NPY_FLOAT)
     out, cdf = _empty_like(x, cnp.NPY_FLOAT), _empty_like(x, cnp.NPY_FLOAT)
     cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "gelu")
     cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "gelu")
@@ -142,6 +152,8 @@ def gelu_backward(grad, x, cdf):
     if not grad.shape == x.shape == cdf.shape:
         raise ValueError(f"gelu_backward kernel: one shape for all, got "
                          f"{grad.shape}, {x.shape}, {cdf.shape}")
+    grad, x, cdf = _carray(grad, cnp.NPY_FLOAT), _carray(x, cnp.NPY_FLOAT), _carray(
+        cdf, cnp.NPY_FLOAT)
     out = _empty_like(x, cnp.NPY_FLOAT)
     cdef const float *gv = <const float *>_data(grad, cnp.NPY_FLOAT, False, "gelu_backward")
     cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "gelu_backward")
@@ -170,7 +182,7 @@ def _rows_of(x, Py_ssize_t n, str what):
         raise TypeError(f"layer_norm kernel: float32 arrays only, got {what} {x.dtype}")
     if n <= 0 or x.size == 0 or x.size % n:
         raise ValueError(f"layer_norm kernel: {what} of shape {x.shape} is not rows of {n}")
-    return x
+    return _carray(x, cnp.NPY_FLOAT)
 
 
 def layer_norm(x, weight, bias, Py_ssize_t n, double eps):
@@ -205,8 +217,8 @@ def layer_norm_backward(grad, x, weight, mean, rstd, Py_ssize_t n):
     cdef Py_ssize_t rows = x.size // n
     if grad.size != x.size:
         raise ValueError(f"layer_norm kernel: grad of shape {grad.shape} for input {x.shape}")
-    mean = np.asarray(mean, np.float32, order="C")
-    rstd = np.asarray(rstd, np.float32, order="C")
+    mean = _carray(mean, cnp.NPY_FLOAT)
+    rstd = _carray(rstd, cnp.NPY_FLOAT)
     grad_input = _empty_like(x, cnp.NPY_FLOAT)
     grad_weight = np.zeros(n)
     grad_bias = np.zeros(n)
@@ -251,7 +263,7 @@ def _softmax_rows_input(x, str opname):
         raise TypeError(f"{opname} kernel: C-contiguous float32 arrays only")
     if x.ndim == 0 or x.size == 0:
         raise ValueError(f"{opname} kernel: rows of at least one element, got shape {x.shape}")
-    return x
+    return _carray(x, cnp.NPY_FLOAT)
 
 
 def log_softmax_rows(x):
@@ -295,15 +307,15 @@ def _grad_rows(grad, shape):
     if grad.dtype != np.float32:
         raise TypeError(f"softmax kernels: float32 gradients only, got {grad.dtype}")
     if grad.strides[grad.ndim - 1] == 0:
-        return np.ascontiguousarray(grad[..., 0]), False
-    return np.ascontiguousarray(grad), True
+        return _carray(grad[..., 0], cnp.NPY_FLOAT), False
+    return _carray(grad, cnp.NPY_FLOAT), True
 
 
 def log_softmax_rows_backward(grad, exps, sums, out=None):
     """log_softmax's VJP ``grad - exps * (grad.sum(-1) / sums)`` for float32 arrays
     from ``log_softmax_rows``: a new array, or ``out`` (which may be ``exps``)."""
     exps = _softmax_rows_input(exps, "log_softmax_backward")
-    sums = np.ascontiguousarray(sums, np.float32)
+    sums = _carray(sums, cnp.NPY_FLOAT)
     cdef Py_ssize_t n = exps.shape[exps.ndim - 1]
     cdef Py_ssize_t rows = exps.size // n
     if sums.size != rows:
@@ -358,15 +370,15 @@ def cross_entropy_rows_backward(scale, target, exps, sums, bint reuse_exps=False
         raise TypeError("cross_entropy_backward kernel: float32 (N, C) exponentials, (N, 1) "
                         "sums, int64 (N,) targets and a float32 scale of () or (N,)")
     cdef Py_ssize_t rows = exps.shape[0], n = exps.shape[1]
-    # (np.ascontiguousarray would make a 0-d scale 1-d)
-    g = np.asarray(scale, order="C")
-    t = np.asarray(target, order="C")
-    s = np.asarray(sums, order="C")
+    g = _carray(scale, cnp.NPY_FLOAT)
+    t = _carray(target, cnp.NPY_INT64)
+    s = _carray(sums, cnp.NPY_FLOAT)
+    e = exps if reuse_exps else _carray(exps, cnp.NPY_FLOAT)
     out = exps if reuse_exps else _empty_like(exps, cnp.NPY_FLOAT)
     cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "cross_entropy_backward")
     cdef const cnp.int64_t *tv = <const cnp.int64_t *>_data(
         t, cnp.NPY_INT64, False, "cross_entropy_backward")
-    cdef const float *ev = <const float *>_data(exps, cnp.NPY_FLOAT, False,
+    cdef const float *ev = <const float *>_data(e, cnp.NPY_FLOAT, False,
                                                 "cross_entropy_backward")
     cdef const float *sv = <const float *>_data(s, cnp.NPY_FLOAT, False, "cross_entropy_backward")
     cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "cross_entropy_backward")
@@ -756,6 +768,8 @@ def take_targets(values, target):
             or not cnp.PyArray_ISNOTSWAPPED(t)):
         return None
     t = cnp.PyArray_GETCONTIGUOUS(t)
+    if not cnp.PyArray_ISALIGNED(t):
+        return None
     cdef Py_ssize_t r, rows = cnp.PyArray_DIM(v, 0), n = cnp.PyArray_DIM(v, 1)
     cdef cnp.int64_t k
     cdef const cnp.int64_t *tp = <const cnp.int64_t *>cnp.PyArray_DATA(t)
@@ -791,6 +805,8 @@ def class_targets_valid(index, Py_ssize_t classes, ignore_index):
     if cnp.PyArray_TYPE(a) != cnp.NPY_INT64 or not cnp.PyArray_ISNOTSWAPPED(a):
         return None
     a = cnp.PyArray_GETCONTIGUOUS(a)
+    if not cnp.PyArray_ISALIGNED(a):
+        return None
     cdef const cnp.int64_t *t = <const cnp.int64_t *>cnp.PyArray_DATA(a)
     cdef Py_ssize_t i, n = cnp.PyArray_SIZE(a)
     cdef cnp.int64_t ignored = -1
@@ -810,7 +826,7 @@ def class_targets_valid(index, Py_ssize_t classes, ignore_index):
 cpdef bint float_pair(a, b):
     """Whether ``a`` and ``b`` are what the one-pass kernels (``scaled_update``,
     ``relu_backward``) take: ndarrays of one native float32 or float64 dtype and
-    one shape, both C-contiguous (callers take NumPy's path otherwise).
+    one shape, both C-contiguous and aligned (callers take NumPy's path otherwise).
 
     Read from the array structs: it runs before every optimizer update and
     relu VJP, where building ``a.dtype``, ``a.shape`` and ``a.flags`` cost
@@ -828,7 +844,8 @@ cpdef bint float_pair(a, b):
     return (cnp.PyArray_ISNOTSWAPPED(x) and cnp.PyArray_ISNOTSWAPPED(y)
             and nd == cnp.PyArray_NDIM(y)
             and memcmp(cnp.PyArray_DIMS(x), cnp.PyArray_DIMS(y), nd * sizeof(cnp.npy_intp)) == 0
-            and cnp.PyArray_IS_C_CONTIGUOUS(x) and cnp.PyArray_IS_C_CONTIGUOUS(y))
+            and cnp.PyArray_IS_C_CONTIGUOUS(x) and cnp.PyArray_IS_C_CONTIGUOUS(y)
+            and cnp.PyArray_ISALIGNED(x) and cnp.PyArray_ISALIGNED(y))
 
 
 cpdef bint contiguous_overlap(a, b) except -1:
@@ -857,7 +874,7 @@ cdef int _check_float_pair(a, b, str what) except -1:
         raise ValueError(f"{what} kernel: one shape for both, got {a.shape} and {b.shape}")
     if not (a.flags.c_contiguous and b.flags.c_contiguous):
         raise ValueError(f"{what} kernel: C-contiguous arrays only")
-    return 0
+    raise ValueError(f"{what} kernel: aligned arrays only")
 
 
 def scaled_update(target, value, alpha, bint subtract):

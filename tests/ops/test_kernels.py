@@ -376,3 +376,48 @@ def test_take_targets_leaves_the_rest_to_numpy():
     assert _kernels.take_targets(values, target.astype(np.int32)) is None
     assert _kernels.take_targets(values, target[:2]) is None
     assert _kernels.take_targets(values.tolist(), target) is None
+
+
+def _unaligned(values, dtype):
+    """``values`` in an array of ``dtype`` one byte off its buffer's alignment."""
+    values = np.asarray(values, dtype)
+    array = np.ndarray(values.shape, dtype, buffer=bytearray(values.nbytes + 1), offset=1)
+    array[...] = values
+    assert not array.flags.aligned
+    return array
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("gelu", lambda t: oxmera.nn.functional.gelu(t)),
+    ("log_softmax", lambda t: oxmera.nn.functional.log_softmax(t, -1)),
+    ("softmax", lambda t: oxmera.nn.functional.softmax(t, -1)),
+    ("relu", lambda t: oxmera.nn.functional.relu(t)),
+    ("erf", lambda t: oxmera.erf(t)),
+    ("layer_norm", lambda t: oxmera.nn.functional.layer_norm(t, (3,))),
+])
+def test_kernels_take_unaligned_memory_a_user_shares(name, fn):
+    # from_numpy shares memory as it is; the kernels read an aligned copy of an
+    # unaligned input (they refused one with a TypeError when first given pointers)
+    values = np.arange(6.0).reshape(2, 3) - 2.5
+    results = []
+    for array in (_unaligned(values, np.float32), values.astype(np.float32)):
+        t = oxmera.from_numpy(array).requires_grad_()
+        out = fn(t)
+        (out * oxmera.arange(6.0).reshape(2, 3)).sum().backward()
+        results.append((out.detach().numpy().tobytes(), t.grad.numpy().tobytes()))
+    assert results[0] == results[1]
+
+
+def test_updates_and_losses_take_unaligned_memory():
+    param = oxmera.from_numpy(_unaligned([1.0, 2.0, 3.0], np.float32))
+    with oxmera.no_grad():
+        param.sub_(oxmera.ones(3), alpha=0.5)            # the one-pass kernel's guard refuses it
+    assert param.numpy().tolist() == [0.5, 1.5, 2.5]
+    target = oxmera.from_numpy(_unaligned([0, 2], np.int64))
+    logits = oxmera.tensor([[1.0, 2.0, 3.0], [0.5, 0.0, -1.0]], requires_grad=True)
+    oxmera.nn.functional.cross_entropy(logits, target).backward()
+    aligned = oxmera.tensor([[1.0, 2.0, 3.0], [0.5, 0.0, -1.0]], requires_grad=True)
+    oxmera.nn.functional.cross_entropy(aligned, oxmera.tensor([0, 2])).backward()
+    assert logits.grad.numpy().tobytes() == aligned.grad.numpy().tobytes()
+    assert _kernels.take_targets(np.zeros((2, 3), np.float32), target.numpy()) is None
+    assert _kernels.class_targets_valid(target.numpy(), 3, -100) is None
