@@ -886,13 +886,11 @@ def scaled_update(target, value, alpha, bint subtract):
     ``subtract`` round it (the product, then the sum), without the temporary.
     """
     _check_float_pair(target, value, "scaled_update")
-    if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>target):
-        raise ValueError("scaled_update kernel: the target is read-only")
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>target)
+    cdef void *t = _data(target, typenum, True, "scaled_update")     # (checks it writable)
+    cdef const void *v = _data(value, typenum, False, "scaled_update")
     if contiguous_overlap(target, value):
         raise ValueError("scaled_update kernel: the arrays overlap")
-    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>target)
-    cdef void *t = _data(target, typenum, True, "scaled_update")
-    cdef const void *v = _data(value, typenum, False, "scaled_update")
     cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>target)
     cdef double a64 = float(alpha)
     cdef float a32 = <float>a64
