@@ -52,7 +52,8 @@ __all__ = ["op"]
 
 def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False,
        promote=False, float_only=False, view=False, outputs=None, method=None,
-       operators=(), numpy=None, quiet=False, complex_inputs=False, hidden=(), unit=None):
+       operators=(), numpy=None, quiet=False, complex_inputs=False, hidden=(), unit=None,
+       replay=False):
     """Decorator: turn a NumPy forward into a recorded, differentiable op.
 
     Parameters
@@ -120,6 +121,17 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         computed result, which they may write into.) Real floating dtypes
         only (for complex numbers ``(1+0j) * z`` is not always ``z``:
         ``0 * inf`` is nan).
+    replay : bool
+        For oxmera's own ops: in a backward that records nothing, the VJP's
+        op calls are noted the first time for each signature (which inputs
+        need a gradient, the dtypes and shapes of the gradient, the saved
+        inputs and the output, the call's other arguments) and rerun on the
+        arrays for later nodes, without the VJP's Python frame or a Tensor
+        per intermediate (see ``_Replay`` in ``oxmera/_core/autograd.pyx``).
+        Declare it only for a VJP whose op calls follow from the signature:
+        it may branch on dtypes, shapes and ``ctx.needs_input_grad``, not on
+        values, and computes only with oxmera ops (no NumPy on ``_data``).
+        Ignored for ops defined outside oxmera.
 
     Examples
     --------
@@ -172,7 +184,7 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
                                 save_mask, save_output, prepare, view, output_type,
                                 numpy, quiet, n_required, defaults,
                                 tuple(fields.index(h) for h in hidden_names) or None,
-                                promotes=bool(promote), unit=unit)
+                                promotes=bool(promote), unit=unit, replay=bool(replay))
 
         public = _core.op_function(opdef)     # compiled: no Python frame per call
         functools.update_wrapper(public, forward)

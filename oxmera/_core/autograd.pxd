@@ -61,6 +61,8 @@ cdef class OpDef:
     cdef readonly object unit      # a value that leaves the other operand as is (mul: 1), or None
     cdef readonly bint internal    # defined in oxmera: its VJP never writes into what it computes
     cdef public object public      # the public function calling the op
+    cdef readonly bint replay      # its VJP may be replayed from a trace (see _Replay)
+    cdef list replays              # those traces, one per signature seen (_MAX_REPLAYS)
     cdef readonly str module       # module that defined the forward
 
 

@@ -185,9 +185,21 @@ cdef extern from *:
     static OXMERA_THREAD_LOCAL int oxmera_grad_off = 0;
     static inline int oxmera_get_grad_off(void) { return oxmera_grad_off; }
     static inline void oxmera_set_grad_off(int off) { oxmera_grad_off = off; }
+    /* The _Tracer watching the VJP this thread runs, or NULL (borrowed: the
+       caller of _trace_vjp holds it). */
+    static OXMERA_THREAD_LOCAL PyObject* oxmera_tracer = NULL;
+    static inline PyObject* oxmera_get_tracer(void) { return oxmera_tracer; }
+    static inline void oxmera_set_tracer(PyObject* t) { oxmera_tracer = t; }
     """
     int oxmera_get_grad_off() noexcept nogil
     void oxmera_set_grad_off(int off) noexcept nogil
+    PyObject* oxmera_get_tracer() noexcept nogil
+    void oxmera_set_tracer(PyObject* t) noexcept nogil
+
+
+# Threads tracing a VJP now (changed under the GIL): what the hot paths test,
+# one load, before the thread-local tracer.
+cdef Py_ssize_t _n_tracing = 0
 
 
 # The flag's values: 0 recording, 1 not; _OFF_IN_BACKWARD: not, and the code
@@ -204,6 +216,8 @@ cdef bint grad_enabled() except -1:
 
 cdef inline void _store_grad_mode(bint mode) noexcept:
     # The one writer of the flag: the threading.local and its C mirror together.
+    if _n_tracing:
+        _trace_refuse()         # no_grad()/enable_grad() inside a traced VJP (_Tracer)
     _grad_state.enabled = mode
     oxmera_set_grad_off(not mode)
 
@@ -946,6 +960,8 @@ cdef class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if _n_tracing:
+            _trace_refuse()     # a value read: a trace cannot replay it
         if self._data.size != 1:
             raise RuntimeError(
                 f"item(): a Tensor with {self._data.size} elements cannot be converted to a "
@@ -954,6 +970,8 @@ cdef class Tensor:
 
     def tolist(self):
         """The values as (nested) Python lists of numbers."""
+        if _n_tracing:
+            _trace_refuse()     # a value read: a trace cannot replay it
         return self._data.tolist()
 
     def numpy(self, *, force=False):
@@ -965,11 +983,15 @@ cdef class Tensor:
         """
         if not force and self._meta is not None and self._meta.requires_grad:
             raise RuntimeError(_NUMPY_WITH_GRAD)
+        if _n_tracing:
+            _trace_refuse()
         return _exposed(self)
 
     def __array__(self, dtype=None, copy=None):
         if self._meta is not None and self._meta.requires_grad:
             raise RuntimeError(_NUMPY_WITH_GRAD)
+        if _n_tracing:
+            _trace_refuse()
         arr = _exposed(self)
         if dtype is not None and arr.dtype != dtype:
             if copy is False:
@@ -991,6 +1013,8 @@ cdef class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self):
+        if _n_tracing:
+            _trace_refuse()     # a value read: a trace cannot replay it
         if self._data.size != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {self._data.size} values is ambiguous")
@@ -1006,6 +1030,8 @@ cdef class Tensor:
         return int(self.item())
 
     def __index__(self):
+        if _n_tracing:
+            _trace_refuse()     # a value read: a trace cannot replay it
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.item())
@@ -1634,7 +1660,8 @@ cdef class OpDef:
     def __init__(self, str name, forward, Py_ssize_t n_inputs, tuple input_names,
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
                  output_type, numpy_forward=None, bint quiet=False, n_required=None,
-                 tuple input_defaults=None, tuple hidden=None, bint promotes=False, unit=None):
+                 tuple input_defaults=None, tuple hidden=None, bint promotes=False, unit=None,
+                 bint replay=False):
         if self.forward is not None:
             raise TypeError(f"OpDef {self.name!r} is built already: an op's definition cannot "
                             f"change under the nodes recorded with it")
@@ -1663,6 +1690,8 @@ cdef class OpDef:
             raise ValueError(f"op {name}: unit is a number for an op of two tensor inputs, "
                              f"got {unit!r} for {n_inputs} input(s)")
         self.unit = unit
+        self.replay = replay
+        self.replays = []
         self.public = None
         self.module = getattr(forward, "__module__", None) or ""
         # oxmera's own VJPs never write into a product they computed, so they
@@ -1870,19 +1899,30 @@ cdef class GradFn:
         if self.saved_output is None:
             raise RuntimeError(f"{_node_name(self)}: the op did not declare save_output=True")
         if self.num_outputs == 1:
-            return _node_rebuild_output(self, self.saved_output, self.output_counter, 0)
+            out = _node_rebuild_output(self, self.saved_output, self.output_counter, 0)
+            if _n_tracing:
+                _trace_output(self, out)
+            return out
+        if _n_tracing:
+            _trace_refuse()
         return tuple(_node_rebuild_output(self, a, c, i) for i, (a, c) in
                      enumerate(zip(self.saved_output, self.output_counter)))
 
     def input_shape(self, Py_ssize_t i):
         """Shape of input ``i`` (one that needs a gradient), without keeping it alive."""
         fn = _input_edge(self, i)
-        return _expected_shape(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
+        shape = _expected_shape(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
+        if _n_tracing:
+            _trace_input_read(self, 0, i, shape)
+        return shape
 
     def input_dtype(self, Py_ssize_t i):
         """Dtype of input ``i`` (one that needs a gradient)."""
         fn = _input_edge(self, i)
-        return _expected_dtype(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
+        dtype = _expected_dtype(fn, 0 if _input_nrs(self) is None else _input_nrs(self)[i])
+        if _n_tracing:
+            _trace_input_read(self, 1, i, dtype)
+        return dtype
 
     def __repr__(self):
         return f"<{_node_name(self)} object at {<size_t><void*>self:#x}>"
@@ -2019,6 +2059,8 @@ cdef class GradFn:
         """Read by a VJP while it runs: whether the backward frees this node's saved
         values right after it (no ``retain_graph``, no saved-tensor hooks), so the VJP
         may write its result over the memory of a hidden output (internal)."""
+        if _n_tracing:
+            _trace_refuse()     # the VJP's writes depend on it
         return bool(self.frees_saved and not self.released
                     and (self.extras is None or self.extras.packed is None))
 
@@ -2928,8 +2970,9 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
     cdef int num
     cdef bint recording = False, any_array = False, any_raw = False
     cdef tuple fargs, arrays
-    cdef list slots
     cdef Tensor t
+    if _n_tracing and oxmera_get_tracer() != NULL:     # (a C global when no VJP is traced)
+        return _traced_op(op, args, kwargs)
     if OXMERA_PROFILER_COMPILED and _profiler is not None:  # the profiler's cost when off
         return _profiled_op(op, args, kwargs)
     if op.forward is None:
@@ -2984,42 +3027,9 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
         Py_INCREF(v)
         PyTuple_SET_ITEM(fargs, i, v)
     if n and not any_array:
-        # Only Python numbers: they make a tensor by the §2 dtype rules.
-        fargs = tuple([v if v is None else as_array(v) for v in fargs[:n]]) + fargs[n:]
+        fargs = _numbers_to_arrays(fargs, n)
     arrays = fargs                          # the inputs as arrays, before any promotion
-    if n and _needs_prepare(op, fargs, n):
-        weak = (_weak_zero_dims(fargs, n) if op.promotes and op.numpy_forward is not None
-                and nargs == n and not kwargs else None)
-        if weak is not None:
-            fargs = weak
-        else:
-            slots = op.prepare(list(fargs[:n]))
-            if type(slots) is not list or len(slots) != n:
-                raise TypeError(f"{op.name}(): its prepare step returned "
-                                f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
-            fargs = tuple(slots) + fargs[n:]
-    if op.quiet:
-        # PyTorch never warns about inf/nan results; NumPy would. This is
-        # np.errstate(all="ignore") at a tenth of its cost (~2 us).
-        token = _extobj_var.set(_quiet_extobj)
-    try:
-        if kwargs:
-            out = op.forward(*fargs, **kwargs)
-        elif nargs == n and op.numpy_forward is not None:
-            # The forward is exactly this NumPy call: one Python frame less.
-            if reuse is not None and _writes_into(reuse, fargs, n):
-                out = op.numpy_forward(*fargs, out=reuse)
-            else:
-                out = op.numpy_forward(*fargs)
-        else:
-            out = op.forward(*fargs)
-    except ValueError as err:
-        if isinstance(err, OpError):
-            raise
-        raise _op_error(op, err, list(args[:n])) from None
-    finally:
-        if op.quiet:
-            _extobj_var.reset(token)
+    out = _forward(op, fargs, nargs, kwargs, reuse, args)
 
     if recording and not (op.differentiable and grad_enabled()):
         # Cut from the graph although an input requires grad: say why, for
@@ -3058,6 +3068,53 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
     elif origin is not None:
         _set_links(t, _view_info(t), origin)
     return t
+
+
+cdef tuple _numbers_to_arrays(tuple fargs, Py_ssize_t n):
+    # Only Python numbers for the tensor inputs: they make a tensor by the §2 dtype rules.
+    return tuple([v if v is None else as_array(v) for v in fargs[:n]]) + fargs[n:]
+
+
+cdef object _forward(OpDef op, tuple fargs, Py_ssize_t nargs, dict kwargs, object reuse,
+                     tuple args):
+    # The op's forward on ``fargs`` (arrays in the tensor slots): dtype
+    # promotion, then the NumPy call or the forward (``reuse``: an array the
+    # result may be written into; ``args``: the call's, for error messages).
+    cdef Py_ssize_t n = op.n_inputs
+    if n and _needs_prepare(op, fargs, n):
+        weak = (_weak_zero_dims(fargs, n) if op.promotes and op.numpy_forward is not None
+                and nargs == n and not kwargs else None)
+        if weak is not None:
+            fargs = weak
+        else:
+            slots = op.prepare(list(fargs[:n]))
+            if type(slots) is not list or len(slots) != n:
+                raise TypeError(f"{op.name}(): its prepare step returned "
+                                f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
+            fargs = tuple(slots) + fargs[n:]
+    if op.quiet:
+        # PyTorch never warns about inf/nan results; NumPy would. This is
+        # np.errstate(all="ignore") at a tenth of its cost (~2 us).
+        token = _extobj_var.set(_quiet_extobj)
+    try:
+        if kwargs:
+            out = op.forward(*fargs, **kwargs)
+        elif nargs == n and op.numpy_forward is not None:
+            # The forward is exactly this NumPy call: one Python frame less.
+            if reuse is not None and _writes_into(reuse, fargs, n):
+                out = op.numpy_forward(*fargs, out=reuse)
+            else:
+                out = op.numpy_forward(*fargs)
+        else:
+            out = op.forward(*fargs)
+    except ValueError as err:
+        if isinstance(err, OpError):
+            raise
+        raise _op_error(op, err, list(args[:n])) from None
+    finally:
+        if op.quiet:
+            _extobj_var.reset(token)
+    return out
 
 
 cdef tuple _tensor_inputs(tuple args, tuple arrays, Py_ssize_t n):
@@ -4872,12 +4929,631 @@ cdef object _call_vjp(GradFn node, object grads):
     return result
 
 
+# ---------------------------------------------------------------------------
+# Replayed VJPs: the op calls of a VJP, noted once, rerun on arrays.
+# ---------------------------------------------------------------------------
+#
+# In a backward that records nothing, a VJP's Python frame, the Tensor made
+# for each intermediate and each op call's argument handling cost more than
+# the NumPy calls themselves on small tensors (a sin node's VJP: ~13k
+# instructions around ~7k of NumPy). For an op declared ``replay``
+# (oxmera.extend.op), the first node of each *signature* runs its VJP with a
+# _Tracer watching: every op the VJP calls is noted with where each tensor
+# argument came from (the gradient, a saved input, the output, an earlier
+# op's result) and its other arguments as constants, and what it returns.
+# Later nodes of that signature rerun the noted ops on the arrays directly
+# (_run_replay): no Python frame, no Tensor per intermediate, no parsing.
+# The VJP stays the one definition, written in oxmera ops; create_graph,
+# hooks, anomaly mode and the profiler run it as it is.
+#
+# The signature is everything a VJP may branch on besides values: which
+# inputs need a gradient, the dtype and shape of the gradient, of each saved
+# input and of the output it read, which inputs are one tensor (x * x), the
+# call's other arguments (type and value), and the input shapes and dtypes
+# it asked ctx for. Sound for a VJP whose op calls follow from those. The
+# tracer refuses (the signature then runs the VJP as before, untraced) what
+# it can see breaks that: a tensor argument that came from none of those
+# (made outside an op), an argument that is not a constant (a list, an
+# array, a NumPy scalar), a value read (item(), bool(), numpy(), tolist()),
+# no_grad()/enable_grad() inside, ctx._frees_saved, a result that is not one
+# of its tensors. What it cannot see (a VJP reading ``_data`` and computing
+# with NumPy, an op whose output shape depends on values) is why ``replay``
+# is declared per op, for VJPs read to meet the rule, and why the tests rerun
+# every gradient case of those ops both ways and compare the bits.
+
+# Signatures traced per op; past that, nodes of new signatures run the VJP.
+cdef Py_ssize_t _MAX_REPLAYS = 8
+cdef bint _replay_on = True
+
+
+def set_vjp_replay(bint enabled):
+    """Turn replayed VJPs on or off (for tests and measurements); returns the previous
+    setting. Off, every VJP runs as Python code in every backward.
+
+    Examples
+    --------
+    >>> from oxmera._core.autograd import set_vjp_replay
+    >>> previous = set_vjp_replay(False)
+    >>> _ = set_vjp_replay(previous)
+    """
+    global _replay_on
+    previous = _replay_on
+    _replay_on = enabled
+    return previous
+
+
+def forget_vjp_replays(OpDef op not None):
+    """Drop the traces of ``op``'s VJP (the next nodes trace it again; for tests)."""
+    op.replays = []
+
+
+def vjp_replays(OpDef op not None):
+    """The signatures of ``op`` traced so far, as ``(replayed, steps)`` pairs:
+    ``replayed`` False for one the tracer refused, ``steps`` the op names it
+    replays (for tests and for explaining a backward's cost)."""
+    return [(not (<_Replay>r).refused,
+             tuple([(<_Step>st).op.name for st in (<_Replay>r).steps or ()]))
+            for r in op.replays]
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class _Ref:
+    """A traced argument: the value in slot ``i`` of a replay (internal)."""
+    cdef Py_ssize_t i
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class _Step:
+    """One op call of a traced VJP (internal)."""
+    cdef OpDef op
+    cdef tuple args            # constants, and _Ref for the tensor arguments
+    cdef dict kwargs           # the same for keyword arguments, or None
+    cdef bint kwargs_refs      # kwargs holds a _Ref
+    cdef Py_ssize_t out        # the slot of its (first) result
+    cdef Py_ssize_t n_out      # results: 1, or the length of the tuple it returned
+    cdef Py_ssize_t reuse      # a slot whose array dies here and may take the result, or -1
+    cdef tuple frees           # slots last read here, dropped after it (memory)
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class _Replay:
+    """A traced VJP: its signature and its op calls (internal)."""
+    cdef bint refused          # the tracer refused it: the VJP runs as Python code
+    cdef int mask              # the needs_input_grad flags, bit i for input i
+    cdef Py_ssize_t n_in       # tensor inputs (the node's edges)
+    cdef tuple descrs          # per slot 0..n_in (gradient, inputs): the dtype, or None if absent
+    cdef tuple shapes          # the same slots' shapes (None if absent)
+    cdef tuple same            # per input: the index of an earlier input it is, or -1
+    cdef tuple rest            # the node's arguments after its tensor inputs
+    cdef dict kwargs           # the node's keyword arguments, or None
+    cdef object out_descr      # the output's dtype when the VJP read ctx.output, else None
+    cdef tuple out_shape
+    cdef tuple reads           # ((kind, input, value), ...): ctx.input_shape/input_dtype read
+    cdef list steps
+    cdef Py_ssize_t n_slots
+    cdef tuple results         # per input: the slot of its gradient, or -1 for None
+
+
+@cython.final
+@cython.auto_pickle(False)
+cdef class _Tracer:
+    """Watches one VJP's op calls (internal; see above)."""
+    cdef dict slot_of          # id(Tensor) -> slot
+    cdef list keep             # every tensor seen, so that no id is reused meanwhile
+    cdef list steps
+    cdef Py_ssize_t n_slots
+    cdef Py_ssize_t output_slot     # ctx.output's slot (reserved if the op saves it), or -1
+    cdef bint output_read
+    cdef GradFn node
+    cdef bint refused
+    cdef list reads            # [(kind, input, value)] of ctx.input_shape/input_dtype
+
+    cdef int add(self, object t, Py_ssize_t slot) except -1:
+        self.keep.append(t)
+        self.slot_of[id(t)] = slot
+        return 0
+
+    cdef object spec(self, object v):
+        # A traced argument: a _Ref for a tensor of the trace, the value
+        # itself for a constant; anything else refuses the trace.
+        if isinstance(v, Tensor):
+            slot = self.slot_of.get(id(v))
+            if slot is None:
+                self.refused = True
+                return None
+            ref = _Ref.__new__(_Ref)
+            (<_Ref>ref).i = <Py_ssize_t>slot
+            return ref
+        if not _is_constant(v):
+            self.refused = True
+        return v
+
+
+cdef bint _is_constant(object v) except -1:
+    # Values a trace may keep as they are: immutable, and not read from a
+    # tensor's values (Python numbers could be, but only through a read the
+    # tracer sees: item(), float(), ...).
+    cdef type t = type(v)
+    if v is None or v is Ellipsis or t is bool or t is int or t is float or t is complex \
+            or t is str or isinstance(v, np.dtype):
+        return True
+    if isinstance(v, tuple):
+        for item in <tuple>v:
+            if not _is_constant(item):
+                return False
+        return True
+    if t is slice:
+        return (_is_constant((<slice>v).start) and _is_constant((<slice>v).stop)
+                and _is_constant((<slice>v).step))
+    return False
+
+
+cdef void _trace_refuse() noexcept:
+    cdef PyObject* tracer = oxmera_get_tracer()
+    if tracer != NULL:
+        (<_Tracer>tracer).refused = True
+
+
+cdef int _trace_output(GradFn node, object out) except -1:
+    cdef PyObject* raw = oxmera_get_tracer()
+    if raw == NULL:
+        return 0
+    tracer = <_Tracer>raw
+    if node is not tracer.node:
+        tracer.refused = True       # another node's output
+        return 0
+    if tracer.output_slot < 0:
+        tracer.refused = True       # (an op that saves its output reserves the slot)
+        return 0
+    tracer.output_read = True
+    tracer.add(out, tracer.output_slot)
+    return 0
+
+
+cdef int _trace_input_read(GradFn node, int kind, Py_ssize_t i, object value) except -1:
+    cdef PyObject* raw = oxmera_get_tracer()
+    if raw == NULL:
+        return 0
+    tracer = <_Tracer>raw
+    if node is not tracer.node:
+        tracer.refused = True
+        return 0
+    tracer.reads.append((kind, i, value))
+    return 0
+
+
+cdef object _traced_op(OpDef op, tuple args, dict kwargs):
+    # An op called by a traced VJP: run it (untraced inside: its forward is
+    # not the VJP's business) and note the call.
+    cdef _Tracer tracer = <_Tracer>oxmera_get_tracer()
+    cdef _Step step
+    cdef Py_ssize_t k
+    spec_args = tuple([tracer.spec(v) for v in args])
+    spec_kwargs = None
+    refs = False
+    if kwargs:
+        spec_kwargs = {}
+        for key, v in kwargs.items():
+            spec_kwargs[key] = tracer.spec(v)
+            refs = refs or isinstance(v, Tensor)
+    oxmera_set_tracer(NULL)
+    try:
+        out = _apply_op(op, args, kwargs, None)
+    finally:
+        oxmera_set_tracer(<PyObject*>tracer)
+    if tracer.refused:
+        return out
+    if op.n_inputs < 0 or op.output_type is not None or not op.internal:
+        # A sequence of tensors (cat), named outputs, or a user's op: not replayed.
+        tracer.refused = True
+        return out
+    step = _Step.__new__(_Step)
+    step.op = op
+    step.args = spec_args
+    step.kwargs = spec_kwargs
+    step.kwargs_refs = refs
+    step.out = tracer.n_slots
+    step.reuse = -1
+    step.frees = ()
+    outs = out if type(out) is tuple else (out,)
+    step.n_out = len(outs)
+    for k in range(step.n_out):
+        if not isinstance(outs[k], Tensor):
+            tracer.refused = True
+            return out
+        tracer.add(outs[k], tracer.n_slots)
+        tracer.n_slots += 1
+    tracer.steps.append(step)
+    return out
+
+
+cdef inline int _needs_mask(GradFn node):
+    cdef int mask = 0
+    cdef Py_ssize_t i
+    fns = node.next_fns
+    for i in range(_n_edges(fns)):
+        if _edge(fns, i) is not None:
+            mask |= 1 << i
+    return mask
+
+
+cdef inline bint _same_shape(cnp.ndarray a, tuple shape):
+    cdef Py_ssize_t k, nd = cnp.PyArray_NDIM(a)
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(a)
+    if nd != len(shape):
+        return False
+    for k in range(nd):
+        if dims[k] != <Py_ssize_t>(<object>PyTuple_GET_ITEM(shape, k)):
+            return False
+    return True
+
+
+cdef inline bint _same_value(object a, object b) except -1:
+    # Arguments of one signature: same type and equal (1, 1.0 and True differ).
+    return a is b or (type(a) is type(b) and a == b)
+
+
+cdef object _slot_array(object v):
+    # A gradient, input or output's array as a replay reads it, or None when
+    # it is not a base-class ndarray (a trace only ever holds those).
+    if isinstance(v, Tensor):
+        v = (<Tensor>v)._data
+    return v if type(v) is ndarray else None
+
+
+cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) except -1:
+    cdef Py_ssize_t i, j, n = r.n_in
+    if r.mask != _needs_mask(node) or len(args) != n + len(r.rest):
+        return False
+    for i in range(n + 1):
+        v = grad if i == 0 else args[i - 1]
+        descr = r.descrs[i]
+        if v is None:
+            if descr is not None:
+                return False
+            continue
+        arr = _slot_array(v)
+        if (arr is None or descr is None
+                or <object>cnp.PyArray_DESCR(<cnp.ndarray>arr) is not descr
+                or not _same_shape(<cnp.ndarray>arr, <tuple>r.shapes[i])):
+            return False
+    for i in range(1, n):
+        j = <Py_ssize_t>r.same[i]
+        v = args[i]
+        if j >= 0:
+            if v is not args[j]:
+                return False
+        elif v is not None:
+            for j in range(i):
+                if args[j] is v:
+                    return False
+    for i in range(len(r.rest)):
+        if not _same_value(args[n + i], r.rest[i]):
+            return False
+    kwargs = node.kwargs
+    if (kwargs is None) != (r.kwargs is None):
+        return False
+    if kwargs is not None:
+        if len(kwargs) != len(r.kwargs):
+            return False
+        for key, value in kwargs.items():
+            if key not in r.kwargs or not _same_value(value, r.kwargs[key]):
+                return False
+    if r.out_descr is not None:
+        arr = node.saved_output
+        if (type(arr) is not ndarray
+                or <object>cnp.PyArray_DESCR(<cnp.ndarray>arr) is not r.out_descr
+                or not _same_shape(<cnp.ndarray>arr, r.out_shape)):
+            return False
+    if r.reads is not None:
+        for kind, i, value in r.reads:
+            fn = _input_edge(node, i)
+            nr = 0 if _input_nrs(node) is None else _input_nrs(node)[i]
+            now = _expected_shape(fn, nr) if kind == 0 else _expected_dtype(fn, nr)
+            if now != value:
+                return False
+    return True
+
+
+cdef _Replay _signature(GradFn node, object grad, tuple args, Py_ssize_t n):
+    # The signature of this call, as _replay_matches reads it.
+    cdef _Replay r = _Replay.__new__(_Replay)
+    cdef Py_ssize_t i, j
+    r.mask = _needs_mask(node)
+    r.n_in = n
+    descrs = []
+    shapes = []
+    for i in range(n + 1):
+        v = grad if i == 0 else args[i - 1]
+        arr = None if v is None else _slot_array(v)
+        if v is not None and arr is None:
+            r.refused = True            # an array subclass or a non-array: not traced
+        descrs.append(None if arr is None else arr.dtype)
+        shapes.append(None if arr is None else arr.shape)
+    r.descrs = tuple(descrs)
+    r.shapes = tuple(shapes)
+    same = []
+    for i in range(n):
+        found = -1
+        if args[i] is not None:
+            for j in range(i):
+                if args[j] is args[i]:
+                    found = j
+                    break
+        same.append(found)
+    r.same = tuple(same)
+    r.rest = args[n:]
+    for v in r.rest:
+        if not _is_constant(v):
+            r.refused = True
+    r.kwargs = None if node.kwargs is None else dict(node.kwargs)
+    if r.kwargs is not None:
+        for v in r.kwargs.values():
+            if not _is_constant(v):
+                r.refused = True
+    return r
+
+
+cdef object _trace_vjp(GradFn node, object grad, tuple args):
+    # Run the VJP with a tracer watching, keep what it noted as a replay of
+    # this signature, and return the VJP's result.
+    global _n_tracing
+    cdef Py_ssize_t i, n = _n_edges(node.next_fns)
+    cdef _Replay r = _signature(node, grad, args, n)
+    cdef _Tracer tracer = _Tracer.__new__(_Tracer)
+    tracer.slot_of = {}
+    tracer.keep = []
+    tracer.steps = []
+    tracer.reads = []
+    tracer.node = node
+    tracer.output_slot = -1
+    tracer.n_slots = n + 1
+    if node.op.save_output:
+        tracer.output_slot = n + 1
+        tracer.n_slots = n + 2
+    tracer.refused = r.refused
+    tracer.add(grad, 0)
+    for i in range(n):
+        if isinstance(args[i], Tensor):
+            tracer.add(args[i], i + 1)
+    previous = oxmera_get_tracer()
+    _n_tracing += 1
+    oxmera_set_tracer(<PyObject*>tracer)
+    # Plain no-grad mode, not _OFF_IN_BACKWARD: the trace notes every product
+    # (a replay makes _unit_product's test itself, on each node's arrays).
+    try:
+        result = _call_vjp(node, grad)
+    finally:
+        oxmera_set_tracer(previous)
+        _n_tracing -= 1
+    _finish_trace(r, tracer, node, result)
+    if len(node.op.replays) < _MAX_REPLAYS:
+        node.op.replays.append(r)
+    return result
+
+
+cdef int _finish_trace(_Replay r, _Tracer tracer, GradFn node, object result) except -1:
+    # The trace's steps, its results, and when each slot's array can go.
+    cdef Py_ssize_t k, s
+    cdef _Step step
+    r.steps = tracer.steps
+    r.n_slots = tracer.n_slots
+    r.reads = tuple(tracer.reads) if tracer.reads else None
+    r.refused = r.refused or tracer.refused
+    if tracer.output_read:
+        if type(node.saved_output) is not ndarray:
+            r.refused = True
+        else:
+            r.out_descr = node.saved_output.dtype
+            r.out_shape = node.saved_output.shape
+    results = []
+    for g in result:
+        if g is None:
+            results.append(-1)
+            continue
+        slot = tracer.slot_of.get(id(g)) if isinstance(g, Tensor) else None
+        if slot is None:
+            r.refused = True
+            break
+        results.append(slot)
+    r.results = tuple(results)
+    if r.refused:
+        r.steps = None
+        return 0
+    # Each intermediate's last reader drops it; its array may take that
+    # step's result when the step is a plain NumPy call (_run_replay checks
+    # at run time that nothing else holds it).
+    last = [-1] * r.n_slots
+    for k in range(len(r.steps)):
+        step = <_Step>r.steps[k]
+        for v in step.args:
+            if type(v) is _Ref:
+                last[(<_Ref>v).i] = k
+        if step.kwargs is not None:
+            for v in step.kwargs.values():
+                if type(v) is _Ref:
+                    last[(<_Ref>v).i] = k
+    kept = set(r.results)
+    first = r.n_in + 1 + (1 if tracer.output_slot >= 0 else 0)     # the first intermediate
+    for k in range(len(r.steps)):
+        step = <_Step>r.steps[k]
+        frees = []
+        for s in range(first, r.n_slots):
+            if last[s] == k and s not in kept:
+                frees.append(s)
+        step.frees = tuple(frees)
+        if (step.op.numpy_forward is not None and step.kwargs is None and step.n_out == 1
+                and not step.op.view and step.op.n_inputs == 2 and len(step.args) == 2):
+            for v in step.args:
+                if type(v) is _Ref and (<_Ref>v).i in frees:
+                    step.reuse = (<_Ref>v).i
+                    break
+    return 0
+
+
+cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
+    # The traced VJP's op calls, on the arrays of this node.
+    cdef Py_ssize_t i, k, s, n = r.n_in, nargs, n_in
+    cdef _Step step
+    cdef list vals = [None] * r.n_slots
+    cdef tuple fargs
+    cdef bint any_array
+    vals[0] = grad._data
+    for i in range(n):
+        v = args[i]
+        if v is not None:
+            vals[i + 1] = (<Tensor>v)._data
+    if r.out_descr is not None:
+        vals[n + 1] = node.saved_output
+    for step_obj in r.steps:
+        step = <_Step>step_obj
+        op = step.op
+        nargs = len(step.args)
+        n_in = op.n_inputs
+        any_array = False
+        fargs = PyTuple_New(nargs)
+        for i in range(nargs):
+            v = <object>PyTuple_GET_ITEM(step.args, i)
+            if type(v) is _Ref:
+                v = vals[(<_Ref>v).i]
+                if i < n_in:
+                    any_array = True
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(fargs, i, v)
+        kwargs = step.kwargs
+        if step.kwargs_refs:
+            kwargs = {key: (vals[(<_Ref>v).i] if type(v) is _Ref else v)
+                      for key, v in step.kwargs.items()}
+        if n_in and not any_array:
+            fargs = _numbers_to_arrays(fargs, n_in)
+        out = None
+        if op.unit is not None and nargs == 2:
+            out = _replay_unit(op, fargs)
+        if out is None:
+            reuse = None
+            if step.reuse >= 0:
+                reuse = _dead_array(vals, step.reuse, fargs)
+            out = _forward(op, fargs, nargs, kwargs, reuse, fargs)
+        fargs = None
+        if step.n_out == 1:
+            if type(out) is tuple:
+                raise RuntimeError(f"{node.op.backward_name}: a replayed call of {op.name} "
+                                   f"returned several results where its trace had one")
+            vals[step.out] = out if type(out) is ndarray else _np_asarray(out)
+        else:
+            if type(out) is not tuple or len(<tuple>out) != step.n_out:
+                raise RuntimeError(f"{node.op.backward_name}: a replayed call of {op.name} "
+                                   f"returned another number of results than its trace")
+            for k in range(step.n_out):
+                o = (<tuple>out)[k]
+                vals[step.out + k] = o if type(o) is ndarray else _np_asarray(o)
+        out = None
+        for s in step.frees:
+            vals[s] = None
+    # The gradients: the node's own tensors where the VJP returned one of
+    # them, one Tensor per other slot (a slot returned twice is one Tensor).
+    results = PyTuple_New(n)
+    made = None
+    for i in range(n):
+        s = <Py_ssize_t>r.results[i]
+        if s < 0:
+            g = None
+        elif s == 0:
+            g = grad
+        elif s <= n:
+            g = args[s - 1]
+        else:
+            if made is None:
+                made = {}
+            g = made.get(s)
+            if g is None:
+                g = wrap_array(vals[s])
+                made[s] = g
+        Py_INCREF(g)
+        PyTuple_SET_ITEM(results, i, g)
+    return results
+
+
+cdef object _replay_unit(OpDef op, tuple fargs):
+    # _unit_product for a replayed call: the read-only operand itself (as a
+    # view) when the other is the op's unit, else None (computed).
+    cdef Py_ssize_t i
+    u0 = fargs[0]
+    u1 = fargs[1]
+    if type(u0) is not ndarray or type(u1) is not ndarray:
+        return None
+    for i in range(2):
+        u = u0 if i == 0 else u1
+        v = u1 if i == 0 else u0
+        if (_is_unit(<cnp.ndarray>u, <cnp.ndarray>v, op.unit)
+                and not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>v)):
+            return (<cnp.ndarray>v).view()
+    return None
+
+
+cdef object _dead_array(list vals, Py_ssize_t s, tuple fargs):
+    # The array in slot ``s``, read for the last time by this step (of two
+    # inputs), when nothing else holds it (the list, the step's argument
+    # tuple and this local do), it owns its writable memory, is big enough
+    # to be worth it, and the other operand leaves the result its shape and
+    # dtype: the result may be written into it, as NumPy does with its own
+    # temporaries (_writes_into checks the dtypes again after promotion).
+    cdef Py_ssize_t k, lead
+    cdef cnp.ndarray o
+    arr = vals[s]
+    if (type(arr) is not ndarray or Py_REFCNT(arr) != 3
+            or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
+            or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
+            or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES):
+        return None
+    other = fargs[1] if fargs[0] is arr else fargs[0]
+    if isinstance(other, (float, int)):
+        return arr
+    if type(other) is not ndarray:
+        return None
+    o = <cnp.ndarray>other
+    if cnp.PyArray_TYPE(o) != cnp.PyArray_TYPE(<cnp.ndarray>arr) or o.ndim > arr.ndim:
+        return None
+    lead = arr.ndim - o.ndim
+    for k in range(o.ndim):
+        if o.shape[k] != 1 and o.shape[k] != arr.shape[lead + k]:
+            return None
+    return arr
+
+
+cdef object _replayed_vjp(GradFn node, object grads):
+    # The VJP of a ``replay`` op's node in a backward that records nothing:
+    # replayed when a trace of its signature exists, traced when none does
+    # (and there is room), else run as Python code.
+    cdef OpDef op = node.op
+    if (node.num_outputs != 1 or type(grads) is not Tensor or op.vjp is None
+            or (node.extras is not None and node.extras.packed is not None)
+            or _n_edges(node.next_fns) > 30):      # (the needs flags are bits of an int)
+        return None
+    args = _vjp_args(node) if node.scalar_inputs else _args_of(node.args)
+    for r in op.replays:
+        if _replay_matches(<_Replay>r, node, grads, <tuple>args):
+            if (<_Replay>r).refused:
+                return None
+            return _run_replay(<_Replay>r, node, <Tensor>grads, <tuple>args)
+    if len(op.replays) >= _MAX_REPLAYS:
+        return None
+    return _trace_vjp(node, grads, <tuple>args)
+
+
 cdef object _call_own_vjp(GradFn node, object grads):
     # One of oxmera's own VJPs, in a backward that records nothing, runs with
     # the flag at _OFF_IN_BACKWARD (_unit_product); only it: hooks, a user's
     # VJP and the engine between nodes see 1, so their products are computed.
     if oxmera_get_grad_off() != 1 or not node.op.internal:
         return _call_vjp(node, grads)
+    if node.op.replay and _replay_on:
+        result = _replayed_vjp(node, grads)
+        if result is not None:
+            return result
     oxmera_set_grad_off(_OFF_IN_BACKWARD)
     try:
         return _call_vjp(node, grads)

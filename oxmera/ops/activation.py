@@ -87,7 +87,7 @@ def _rows_grad(grad, like):
             and grad.shape == like.shape)
 
 
-@op(save=(), save_output=True, method=True, quiet=True)
+@op(save=(), save_output=True, method=True, quiet=True, replay=True)
 def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim)``, computed stably.
 

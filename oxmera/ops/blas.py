@@ -57,7 +57,7 @@ def _combine(opname, input, product, beta, alpha):
     return add(scaled, input if beta == 1 else mul(input, beta))
 
 
-@op(inputs=3, save=("input", "weight"), promote=True)
+@op(inputs=3, save=("input", "weight"), promote=True, replay=True)
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias`` as one product: the op behind ``nn.functional.linear``.
 

@@ -58,7 +58,7 @@ def _scaled(other, alpha, opname):
 
 
 @op(inputs=2, save=(), promote=True, method=True, operators=("__add__", "__radd__"),
-    complex_inputs=True, numpy=np.add)
+    complex_inputs=True, numpy=np.add, replay=True)
 def add(input, other, *, alpha=1):
     """Add ``other`` (times ``alpha``) to ``input``, elementwise with broadcasting.
 
@@ -79,7 +79,7 @@ def _(ctx, grad, input, other, *, alpha=1):
 
 
 @op(inputs=2, save=(), promote=True, method=True, operators=("__sub__", "__rsub__"),
-    numpy=np.subtract, complex_inputs=True)
+    numpy=np.subtract, complex_inputs=True, replay=True)
 def sub(input, other, *, alpha=1):
     """Subtract ``other`` (times ``alpha``) from ``input``, elementwise.
 
@@ -102,7 +102,7 @@ def _(ctx, grad, input, other, *, alpha=1):
 
 
 @op(complex_inputs=True, inputs=2, promote=True, method=True, operators=("__mul__", "__rmul__"),
-    numpy=np.multiply, save={"input": ("other",), "other": ("input",)}, unit=1)
+    numpy=np.multiply, save={"input": ("other",), "other": ("input",)}, unit=1, replay=True)
 def mul(input, other):
     """Multiply elementwise, with broadcasting.
 
@@ -133,7 +133,7 @@ def _(ctx, grad, input, other):
 
 @op("div", complex_inputs=True, inputs=2, promote=True, float_only=True,
     operators=("__truediv__", "__rtruediv__"), quiet=True, numpy=np.true_divide,
-    save={"input": ("other",), "other": ("input", "other")})
+    save={"input": ("other",), "other": ("input", "other")}, replay=True)
 def _true_divide(input, other):
     """True division, the recorded op behind ``div`` without a rounding mode.
 
@@ -283,7 +283,7 @@ def _(ctx, grad, input, other):
 
 @op(inputs=2, promote=True, method=True, operators=("__pow__", "__rpow__"),
     complex_inputs=True, quiet=True,
-    numpy=np.power)
+    numpy=np.power, replay=True)
 def pow(input, exponent):
     """Raise ``input`` to ``exponent`` elementwise.
 
@@ -353,7 +353,7 @@ def _(ctx, grad, input, exponent):
     return grad_input, grad_exponent
 
 
-@op(save=(), method=True, operators=("__neg__",), numpy=np.negative)
+@op(save=(), method=True, operators=("__neg__",), numpy=np.negative, replay=True)
 def neg(input):
     """Negate elementwise.
 
@@ -409,7 +409,7 @@ def square(input):
 # -- unary math ----------------------------------------------------------------
 
 @op(save=(), save_output=True, float_only=True, method=True, quiet=True,
-    complex_inputs=True, numpy=np.exp)
+    complex_inputs=True, numpy=np.exp, replay=True)
 def exp(input):
     """Exponential, elementwise.
 
@@ -463,7 +463,7 @@ def _(ctx, grad, input):
     return grad * cj(ctx.output + 1)
 
 
-@op(complex_inputs=True, float_only=True, method=True, quiet=True, numpy=np.log)
+@op(complex_inputs=True, float_only=True, method=True, quiet=True, numpy=np.log, replay=True)
 def log(input):
     """Natural logarithm, elementwise (``-inf`` at 0, ``nan`` below).
 
@@ -536,7 +536,7 @@ def _(ctx, grad, input):
 
 
 @op(save=(), save_output=True, float_only=True, method=True, quiet=True,
-    complex_inputs=True, numpy=np.sqrt)
+    complex_inputs=True, numpy=np.sqrt, replay=True)
 def sqrt(input):
     """Square root, elementwise.
 
@@ -554,7 +554,8 @@ def _(ctx, grad, input):
     return grad / cj(ctx.output * 2)
 
 
-@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, quiet=True,
+    replay=True)
 def rsqrt(input):
     """``1 / sqrt(x)``, elementwise (``inf`` at 0, ``nan`` below).
 
@@ -573,7 +574,7 @@ def _(ctx, grad, input):
     return grad * cj(out * out * out) * -0.5
 
 
-@op(complex_inputs=True, float_only=True, method=True, numpy=np.sin)
+@op(complex_inputs=True, float_only=True, method=True, numpy=np.sin, replay=True)
 def sin(input):
     """Sine, elementwise.
 
@@ -591,7 +592,7 @@ def _(ctx, grad, input):
     return grad * cj(cos(input))
 
 
-@op(complex_inputs=True, float_only=True, method=True, numpy=np.cos)
+@op(complex_inputs=True, float_only=True, method=True, numpy=np.cos, replay=True)
 def cos(input):
     """Cosine, elementwise.
 
@@ -725,7 +726,8 @@ def _(ctx, grad, input):
     return grad * cj(sinh(input))
 
 
-@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, numpy=np.tanh)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, numpy=np.tanh,
+    replay=True)
 def tanh(input):
     """Hyperbolic tangent, elementwise.
 
@@ -771,7 +773,7 @@ def _(ctx, grad_of_grad, grad, output):
             -2 * grad_of_grad * grad * output if needs[1] else None)
 
 
-@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True)
+@op(complex_inputs=True, save=(), save_output=True, float_only=True, method=True, replay=True)
 def sigmoid(input):
     """Logistic sigmoid ``1 / (1 + exp(-x))``, elementwise, stable for large ``|x|``.
 
@@ -865,7 +867,7 @@ def _(ctx, grad, input):
     return grad * exp(-(input * input)) * _TWO_OVER_SQRT_PI
 
 
-@op(save=(), save_output=True, method=True)
+@op(save=(), save_output=True, method=True, replay=True)
 def relu(input):
     """Rectified linear unit ``max(x, 0)``, elementwise.
 
@@ -919,7 +921,7 @@ def _(ctx, grad_of_grad, grad, output):
     return relu_backward(grad_of_grad, output) if ctx.needs_input_grad[0] else None, None
 
 
-@op(method=True, operators=("__abs__",), numpy=np.abs)
+@op(method=True, operators=("__abs__",), numpy=np.abs, replay=True)
 def abs(input):
     """Absolute value, elementwise (gradient ``sign(x)``, 0 at 0).
 
@@ -1005,7 +1007,7 @@ def _extreme_vjp(ctx, grad, input, other, loses):
             where(loses(other, input), 0.0, where(tie, half, grad)) if needs[1] else None)
 
 
-@op(complex_inputs=True, inputs=2, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, promote=True, method=True, replay=True)
 def maximum(input, other):
     """The larger of ``input`` and ``other``, elementwise (nan if either is nan).
 
@@ -1027,7 +1029,7 @@ def _(ctx, grad, input, other):
     return _extreme_vjp(ctx, grad, input, other, lt)
 
 
-@op(complex_inputs=True, inputs=2, promote=True, method=True)
+@op(complex_inputs=True, inputs=2, promote=True, method=True, replay=True)
 def minimum(input, other):
     """The smaller of ``input`` and ``other``, elementwise (nan if either is nan).
 
@@ -1051,7 +1053,7 @@ def _(ctx, grad, input, other):
 
 # clamp is its own primitive rather than minimum(maximum(...)): at a bound
 # PyTorch gives the input the whole gradient, where maximum would split it.
-@op(complex_inputs=True, inputs=3, promote=True, method=True)
+@op(complex_inputs=True, inputs=3, promote=True, method=True, replay=True)
 def clamp(input, min=None, max=None):
     """Limit ``input`` to ``[min, max]``, elementwise; ``clip`` is the same op.
 
@@ -1321,7 +1323,7 @@ gt = _compare("gt", np.greater, "__gt__")
 ge = _compare("ge", np.greater_equal, "__ge__")
 
 
-@op("where", inputs=3, save=("condition",), promote=False, method=False)
+@op("where", inputs=3, save=("condition",), promote=False, method=False, replay=True)
 def _where_op(condition, input, other):
     """The recorded op behind :func:`where` (its three-argument form).
 

@@ -43,7 +43,7 @@ def _as_tensor(x):
 # -- matmul and its checked special cases -------------------------------------------------
 
 @op(inputs=2, promote=True, method=True, operators=("__matmul__", "__rmatmul__"),
-    complex_inputs=True)
+    complex_inputs=True, replay=True)
 def matmul(input, other):
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading
     dimensions are batch dimensions and broadcast.
@@ -85,11 +85,6 @@ def _(ctx, grad, input, other):
     if input.ndim == 1:
         grad = grad.unsqueeze(-2)
         input = input.unsqueeze(0)
-    if 0 in grad._data.strides:
-        # A broadcast gradient (the seed of sum or mean): NumPy's matmul takes a
-        # stride-0 operand 165 us slower than a contiguous one at 512x512 (it
-        # is not BLAS-able); one copy (20 us) serves both products.
-        grad = grad.contiguous()
     grad_input = grad_other = None
     if needs[0]:
         grad_input = matmul_nt(grad, cj(other))
@@ -113,6 +108,15 @@ def _transposed_product(opname, left, right, transpose_left):
     if getattr(left, "ndim", 0) < 2 or getattr(right, "ndim", 0) < 2:     # (np.ndim: 0.3 us)
         raise OpError(f"{opname}(): both operands need at least 2 dimensions, got shapes "
                       f"{np.shape(left)} and {np.shape(right)}")
+    # A broadcast operand (the gradient seed of sum or mean): NumPy's matmul
+    # takes a stride-0 operand 165 us slower than a contiguous one at 512x512
+    # (it is not BLAS-able); a copy costs 20 us. (Here, not in matmul's VJP,
+    # which would have to read strides: a replayed VJP may branch on dtypes
+    # and shapes only.)
+    if 0 in left.strides:
+        left = np.ascontiguousarray(left)
+    if 0 in right.strides:
+        right = np.ascontiguousarray(right)
     # (the ndarray method: np.swapaxes is a Python function around it)
     a, b = (left.swapaxes(-1, -2), right) if transpose_left else (left, right.swapaxes(-1, -2))
     try:
@@ -140,7 +144,7 @@ def _transposed_matmul(name, transpose_left, shapes):
     >>> {name}(oxmera.ones{shapes[0]}, oxmera.ones{shapes[1]}).shape
     oxmera.Size([2, 4])
     """
-    return op(inputs=2, promote=True, complex_inputs=True)(forward)
+    return op(inputs=2, promote=True, complex_inputs=True, replay=True)(forward)
 
 
 matmul_nt = _transposed_matmul("matmul_nt", False, ((2, 3), (4, 3)))

@@ -113,7 +113,7 @@ def _shift(t, dim, step, fill):
 
 # -- sum and mean ---------------------------------------------------------------------------
 
-@op(save=(), method=True)
+@op(save=(), method=True, replay=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over ``dim`` (all dims by default). Integer and bool sums are int64;
     float16 sums accumulate in float32 (the result is float16), as in PyTorch.
@@ -147,7 +147,7 @@ def _(ctx, grad, input, dim=None, keepdim=False, *, dtype=None, axis=None):
     return _unreduce(grad, shape, dims, keepdim).expand(shape)
 
 
-@op(save=(), method=True)
+@op(save=(), method=True, replay=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Mean over ``dim`` (all dims by default); floating tensors only.
 
@@ -960,7 +960,7 @@ any = _logical_reduction("any", np.any, """Whether some element over ``dim`` is 
 
 # -- sum_to -----------------------------------------------------------------------------------
 
-@op(save=())
+@op(save=(), replay=True)
 def sum_to(input, shape):
     """Sum ``input`` over the dimensions broadcasting added, down to ``shape``.
 

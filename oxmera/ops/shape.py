@@ -55,7 +55,7 @@ def _shape_of(input):
 _shape_arg = _core.shape_arg
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True, method=True, replay=True)
 def reshape(input, *shape):
     """The same elements in a new shape (a view when possible, else a copy).
 
@@ -75,7 +75,7 @@ def _(ctx, grad, input, *shape):
 
 
 # method=False: Tensor.view also takes a dtype (ops.tensor_api installs the method).
-@op(save=(), view=True, method=False)
+@op(save=(), view=True, method=False, replay=True)
 def view(input, *shape):
     """The same memory in a new shape; fails when that needs a copy.
 
@@ -99,7 +99,7 @@ def _(ctx, grad, input, *shape):
     return grad.reshape(ctx.input_shape(0))
 
 
-@op(save=(), view=True)      # the Tensor method (NumPy's forms too) is in ops/tensor_api.py
+@op(save=(), view=True, replay=True)  # its Tensor method (NumPy's forms too): ops/tensor_api.py
 def transpose(input, dim0, dim1):
     """Swap dimensions ``dim0`` and ``dim1`` (a view).
 
@@ -135,7 +135,7 @@ def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True, method=True, replay=True)
 def permute(input, *dims):
     """Reorder the dimensions (a view).
 
@@ -170,7 +170,7 @@ def _(ctx, grad, input, *dims):
     return grad.permute(tuple(inverse))
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True, method=True, replay=True)
 def squeeze(input, dim=None):
     """Remove dimensions of size 1 (all, or those in ``dim``; others are kept).
 
@@ -197,7 +197,7 @@ def _(ctx, grad, input, dim=None):
     return grad.reshape(ctx.input_shape(0))
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True, method=True, replay=True)
 def unsqueeze(input, dim):
     """Insert a dimension of size 1 at ``dim`` (a view).
 
@@ -221,7 +221,7 @@ def _(ctx, grad, input, dim):
 _expanded_shape = _core.expanded_shape
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True, method=True, replay=True)
 def expand(input, *sizes):
     """Broadcast to a larger shape without copying (-1 keeps a dimension).
 
@@ -240,7 +240,7 @@ def _(ctx, grad, input, *sizes):
     return grad     # the engine sums it back to the input's shape
 
 
-@op(save=(), view=True, method=True)
+@op(save=(), view=True, method=True, replay=True)
 def broadcast_to(input, shape):
     """Broadcast to ``shape`` without copying.
 
