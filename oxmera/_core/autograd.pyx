@@ -24,6 +24,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
+from cpython.bytes cimport PyBytes_AS_STRING
 
 import collections
 import collections.abc
@@ -5025,8 +5026,9 @@ cdef class _Replay:
     cdef int mask              # the needs_input_grad flags, bit i for input i
     cdef Py_ssize_t n_in       # tensor inputs (the node's edges)
     cdef tuple descrs          # per slot 0..n_in (gradient, inputs): the dtype, or None if absent
-    cdef tuple shapes          # the same slots' shapes (None if absent)
-    cdef tuple same            # per input: the index of an earlier input it is, or -1
+    # npy_intp: per slot its ndim (-1 if absent) and dims, then per input the
+    # index of an earlier input it is, or -1
+    cdef bytes layout
     cdef tuple rest            # the node's arguments after its tensor inputs
     cdef dict kwargs           # the node's keyword arguments, or None
     cdef object out_descr      # the output's dtype when the VJP read ctx.output, else None
@@ -5205,30 +5207,38 @@ cdef object _slot_array(object v):
 
 
 cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) except -1:
-    cdef Py_ssize_t i, j, n = r.n_in
+    cdef Py_ssize_t i, j, nd, n = r.n_in
+    cdef const cnp.npy_intp* p = <const cnp.npy_intp*>PyBytes_AS_STRING(r.layout)
+    cdef PyObject* v
+    cdef cnp.ndarray arr
     if r.mask != _needs_mask(node) or len(args) != n + len(r.rest):
         return False
     for i in range(n + 1):
-        v = grad if i == 0 else args[i - 1]
-        descr = r.descrs[i]
-        if v is None:
-            if descr is not None:
+        v = <PyObject*>grad if i == 0 else PyTuple_GET_ITEM(args, i - 1)
+        nd = p[0]
+        p += 1
+        if v == <PyObject*>None:
+            if nd >= 0:
                 return False
             continue
-        arr = _slot_array(v)
-        if (arr is None or descr is None
-                or <object>cnp.PyArray_DESCR(<cnp.ndarray>arr) is not descr
-                or not _same_shape(<cnp.ndarray>arr, <tuple>r.shapes[i])):
+        if nd < 0 or type(<object>v) is not Tensor or type((<Tensor>v)._data) is not ndarray:
             return False
+        arr = <cnp.ndarray>(<Tensor>v)._data
+        if (<PyObject*>cnp.PyArray_DESCR(arr) != PyTuple_GET_ITEM(r.descrs, i)
+                or cnp.PyArray_NDIM(arr) != nd
+                or memcmp(cnp.PyArray_DIMS(arr), p, nd * sizeof(cnp.npy_intp)) != 0):
+            return False
+        p += nd
+    # Which inputs are one tensor: p[i] the earlier input that input i is, or -1.
     for i in range(1, n):
-        j = <Py_ssize_t>r.same[i]
-        v = args[i]
+        j = p[i]
+        v = PyTuple_GET_ITEM(args, i)
         if j >= 0:
-            if v is not args[j]:
+            if v != PyTuple_GET_ITEM(args, j):
                 return False
-        elif v is not None:
+        elif v != <PyObject*>None:
             for j in range(i):
-                if args[j] is v:
+                if PyTuple_GET_ITEM(args, j) == v:
                     return False
     for i in range(len(r.rest)):
         if not _same_value(args[n + i], r.rest[i]):
@@ -5243,10 +5253,10 @@ cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) excep
             if key not in r.kwargs or not _same_value(value, r.kwargs[key]):
                 return False
     if r.out_descr is not None:
-        arr = node.saved_output
-        if (type(arr) is not ndarray
-                or <object>cnp.PyArray_DESCR(<cnp.ndarray>arr) is not r.out_descr
-                or not _same_shape(<cnp.ndarray>arr, r.out_shape)):
+        out = node.saved_output
+        if (type(out) is not ndarray
+                or <object>cnp.PyArray_DESCR(<cnp.ndarray>out) is not r.out_descr
+                or not _same_shape(<cnp.ndarray>out, r.out_shape)):
             return False
     if r.reads is not None:
         for kind, i, value in r.reads:
@@ -5274,8 +5284,15 @@ cdef _Replay _signature(GradFn node, object grad, tuple args, Py_ssize_t n):
         descrs.append(None if arr is None else arr.dtype)
         shapes.append(None if arr is None else arr.shape)
     r.descrs = tuple(descrs)
-    r.shapes = tuple(shapes)
-    same = []
+    # The layout _replay_matches reads: per slot its number of dims (-1 if
+    # absent) and its dims, then per input the earlier input it is, or -1.
+    layout = []
+    for shape in shapes:
+        if shape is None:
+            layout.append(-1)
+        else:
+            layout.append(len(shape))
+            layout.extend(shape)
     for i in range(n):
         found = -1
         if args[i] is not None:
@@ -5283,8 +5300,8 @@ cdef _Replay _signature(GradFn node, object grad, tuple args, Py_ssize_t n):
                 if args[j] is args[i]:
                     found = j
                     break
-        same.append(found)
-    r.same = tuple(same)
+        layout.append(found)
+    r.layout = np.array(layout, dtype=np.intp).tobytes()
     r.rest = args[n:]
     for v in r.rest:
         if not _is_constant(v):
@@ -5398,6 +5415,7 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
     # The traced VJP's op calls, on the arrays of this node.
     cdef Py_ssize_t i, k, s, n = r.n_in, nargs, n_in
     cdef _Step step
+    cdef OpDef op
     cdef list vals = [None] * r.n_slots
     cdef tuple fargs
     cdef bint any_array
@@ -5456,7 +5474,6 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
     # The gradients: the node's own tensors where the VJP returned one of
     # them, one Tensor per other slot (a slot returned twice is one Tensor).
     results = PyTuple_New(n)
-    made = None
     for i in range(n):
         s = <Py_ssize_t>r.results[i]
         if s < 0:
@@ -5466,12 +5483,13 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
         elif s <= n:
             g = args[s - 1]
         else:
-            if made is None:
-                made = {}
-            g = made.get(s)
+            g = None
+            for k in range(i):
+                if <Py_ssize_t>r.results[k] == s:
+                    g = <object>PyTuple_GET_ITEM(results, k)
+                    break
             if g is None:
                 g = wrap_array(vals[s])
-                made[s] = g
         Py_INCREF(g)
         PyTuple_SET_ITEM(results, i, g)
     return results
@@ -5502,24 +5520,26 @@ cdef object _dead_array(list vals, Py_ssize_t s, tuple fargs):
     # dtype: the result may be written into it, as NumPy does with its own
     # temporaries (_writes_into checks the dtypes again after promotion).
     cdef Py_ssize_t k, lead
-    cdef cnp.ndarray o
+    cdef cnp.ndarray o, a
     arr = vals[s]
     if (type(arr) is not ndarray or Py_REFCNT(arr) != 3
             or cnp.PyArray_BASE(<cnp.ndarray>arr) != NULL
             or not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)
             or cnp.PyArray_NBYTES(<cnp.ndarray>arr) < _REUSE_MIN_BYTES):
         return None
+    a = <cnp.ndarray>arr
     other = fargs[1] if fargs[0] is arr else fargs[0]
     if isinstance(other, (float, int)):
         return arr
     if type(other) is not ndarray:
         return None
     o = <cnp.ndarray>other
-    if cnp.PyArray_TYPE(o) != cnp.PyArray_TYPE(<cnp.ndarray>arr) or o.ndim > arr.ndim:
+    if (cnp.PyArray_TYPE(o) != cnp.PyArray_TYPE(a)
+            or cnp.PyArray_NDIM(o) > cnp.PyArray_NDIM(a)):
         return None
-    lead = arr.ndim - o.ndim
-    for k in range(o.ndim):
-        if o.shape[k] != 1 and o.shape[k] != arr.shape[lead + k]:
+    lead = cnp.PyArray_NDIM(a) - cnp.PyArray_NDIM(o)
+    for k in range(cnp.PyArray_NDIM(o)):
+        if cnp.PyArray_DIMS(o)[k] != 1 and cnp.PyArray_DIMS(o)[k] != cnp.PyArray_DIMS(a)[lead + k]:
             return None
     return arr
 
@@ -5808,6 +5828,15 @@ def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retai
     return result
 
 
+cdef inline int _stack_push(list stack, Py_ssize_t depth, object item) except -1:
+    # Put ``item`` at ``depth`` of a list used as a stack of that depth.
+    if depth < len(stack):
+        stack[depth] = item
+    else:
+        stack.append(item)
+    return 0
+
+
 cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_targets,
                         list results, list root_tasks, tuple inputs, bint targeted,
                         bint retain_graph, bint create_graph, bint allow_unused,
@@ -5817,6 +5846,10 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
     cdef GradFn node
     cdef _Task task, child
     cdef list stack, ready, commits
+    # The stacks' depths: a slot past it is None, not removed, so a stack that
+    # empties and fills again on every node (a chain) never frees and
+    # reallocates its storage, as list.pop() and append() would.
+    cdef Py_ssize_t depth = 0, n_ready
 
     # -- phase 1: depth-first search, counting dependencies ----------------
     stack = []
@@ -5827,11 +5860,12 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
             _claim(fn, task, tasks, claimed)
             root_tasks.append(task)
             if isinstance(fn, GradFn):
-                stack.append(task)
+                _stack_push(stack, depth, task)
+                depth += 1
             else:
                 task.state = (1 if _key(fn) in leaf_targets else 0) if targeted else 2
-    while stack:
-        task = <_Task>stack[len(stack) - 1]
+    while depth:
+        task = <_Task>stack[depth - 1]
         node = <GradFn>task.fn
         fns = node.next_fns
         n = _n_edges(fns)
@@ -5846,7 +5880,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 child = _new_task(nxt, 1, run)
                 _claim(nxt, child, tasks, claimed)
                 if isinstance(nxt, GradFn):
-                    stack.append(child)
+                    _stack_push(stack, depth, child)
+                    depth += 1
                 else:
                     child.state = (1 if _key(nxt) in leaf_targets else 0) if targeted else 2
             else:
@@ -5854,7 +5889,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 child.deps += 1
             continue
         # All children done (post-order): does this node lead to a wanted input?
-        stack.pop()
+        depth -= 1
+        stack[depth] = None
         if targeted:
             task.state = 1 if _key(node) in node_targets else 0
             for i in range(_n_edges(fns)):
@@ -5883,13 +5919,16 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 _task_add(<_Task>found, t._meta.output_nr, g, create_graph)
                 break
     ready = [found for found in root_tasks if (<_Task>found).deps == 0]
+    n_ready = len(ready)
     root_tasks = roots = None
     commits = []
     prev_mode = grad_enabled()
     _store_grad_mode(create_graph)
     try:
-        while ready:
-            task = <_Task>ready.pop()
+        while n_ready:
+            n_ready -= 1
+            task = <_Task>ready[n_ready]
+            ready[n_ready] = None
             fn = task.fn
             grads = task.grad
             task.grad = None
@@ -5931,7 +5970,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                             _task_add(child, nr, g, create_graph)
                     child.deps -= 1
                     if child.deps == 0:
-                        ready.append(child)
+                        _stack_push(ready, n_ready, child)
+                        n_ready += 1
                 # Drop every local reference to the gradients handed on, so
                 # the steal rule in _accumulate_into can see they are unshared.
                 grads_in = gi = g = None
