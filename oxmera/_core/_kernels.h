@@ -766,4 +766,39 @@ OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float64, double)
 OXMERA_DEFINE_RELU_BACKWARD(oxmera_relu_backward_float32, float)
 OXMERA_DEFINE_RELU_BACKWARD(oxmera_relu_backward_float64, double)
 
+/* tanh's and sigmoid's VJPs from their output, in one pass: grad * (1 - y*y)
+   and grad * y * (1 - y), each operation rounded to T in NumPy's order (the
+   three ufuncs of the formula; never fused, so the same bits). */
+#define OXMERA_DEFINE_TANH_BACKWARD(NAME, T)                                    \
+    OXMERA_NO_CONTRACT static void NAME(const T *OXMERA_RESTRICT grad,         \
+                                        const T *OXMERA_RESTRICT output,       \
+                                        T *OXMERA_RESTRICT out, ptrdiff_t n)   \
+    {                                                                           \
+        ptrdiff_t i;                                                            \
+        for (i = 0; i < n; i++) {                                               \
+            T y = output[i];                                                    \
+            T square = y * y;                                                   \
+            T slope = (T)1 - square;                                            \
+            out[i] = grad[i] * slope;                                           \
+        }                                                                       \
+    }
+OXMERA_DEFINE_TANH_BACKWARD(oxmera_tanh_backward_float32, float)
+OXMERA_DEFINE_TANH_BACKWARD(oxmera_tanh_backward_float64, double)
+
+#define OXMERA_DEFINE_SIGMOID_BACKWARD(NAME, T)                                 \
+    OXMERA_NO_CONTRACT static void NAME(const T *OXMERA_RESTRICT grad,         \
+                                        const T *OXMERA_RESTRICT output,       \
+                                        T *OXMERA_RESTRICT out, ptrdiff_t n)   \
+    {                                                                           \
+        ptrdiff_t i;                                                            \
+        for (i = 0; i < n; i++) {                                               \
+            T y = output[i];                                                    \
+            T scaled = grad[i] * y;                                             \
+            T rest = (T)1 - y;                                                  \
+            out[i] = scaled * rest;                                             \
+        }                                                                       \
+    }
+OXMERA_DEFINE_SIGMOID_BACKWARD(oxmera_sigmoid_backward_float32, float)
+OXMERA_DEFINE_SIGMOID_BACKWARD(oxmera_sigmoid_backward_float64, double)
+
 #endif

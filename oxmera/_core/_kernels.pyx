@@ -34,6 +34,14 @@ cdef extern from "_kernels.h" nogil:
                                       Py_ssize_t n)
     void oxmera_relu_backward_float64(const double *grad, const double *output, double *out,
                                       Py_ssize_t n)
+    void oxmera_tanh_backward_float32(const float *grad, const float *output, float *out,
+                                      Py_ssize_t n)
+    void oxmera_tanh_backward_float64(const double *grad, const double *output, double *out,
+                                      Py_ssize_t n)
+    void oxmera_sigmoid_backward_float32(const float *grad, const float *output, float *out,
+                                         Py_ssize_t n)
+    void oxmera_sigmoid_backward_float64(const double *grad, const double *output, double *out,
+                                         Py_ssize_t n)
     void oxmera_scaled_update_float32(float *target, const float *value, float alpha,
                                       int subtract, Py_ssize_t n)
     void oxmera_scaled_update_float64(double *target, const double *value, double alpha,
@@ -901,19 +909,46 @@ def scaled_update(target, value, alpha, bint subtract):
             oxmera_scaled_update_float64(<double *>t, <const double *>v, a64, subtract, n)
 
 
-def relu_backward(grad, output):
-    """relu's VJP ``grad`` where ``output > 0``, else 0, of C-contiguous float32 or
-    float64 arrays of one shape and dtype, in one pass: a new array."""
-    _check_float_pair(grad, output, "relu_backward")
+ctypedef void (*_from_output_f32)(const float *, const float *, float *,
+                                  Py_ssize_t) noexcept nogil
+ctypedef void (*_from_output_f64)(const double *, const double *, double *,
+                                  Py_ssize_t) noexcept nogil
+
+
+cdef object _from_output(grad, output, str what, _from_output_f32 f32, _from_output_f64 f64):
+    # An activation's VJP from its output, one pass over C-contiguous float32
+    # or float64 arrays of one shape and dtype: a new array.
+    _check_float_pair(grad, output, what)
     cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>grad)
     out = _empty_like(grad, typenum)
-    cdef const void *g = _data(grad, typenum, False, "relu_backward")
-    cdef const void *y = _data(output, typenum, False, "relu_backward")
-    cdef void *o = _data(out, typenum, True, "relu_backward")
+    cdef const void *g = _data(grad, typenum, False, what)
+    cdef const void *y = _data(output, typenum, False, what)
+    cdef void *o = _data(out, typenum, True, what)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>grad)
     with nogil:
         if typenum == cnp.NPY_FLOAT:
-            oxmera_relu_backward_float32(<const float *>g, <const float *>y, <float *>o, n)
+            f32(<const float *>g, <const float *>y, <float *>o, n)
         else:
-            oxmera_relu_backward_float64(<const double *>g, <const double *>y, <double *>o, n)
+            f64(<const double *>g, <const double *>y, <double *>o, n)
     return out
+
+
+def relu_backward(grad, output):
+    """relu's VJP ``grad`` where ``output > 0``, else 0, of C-contiguous float32 or
+    float64 arrays of one shape and dtype, in one pass: a new array."""
+    return _from_output(grad, output, "relu_backward", oxmera_relu_backward_float32,
+                        oxmera_relu_backward_float64)
+
+
+def tanh_backward(grad, output):
+    """tanh's VJP ``grad * (1 - output * output)`` in one pass (arrays as for
+    :func:`relu_backward`), each operation rounded as NumPy's ufuncs round it."""
+    return _from_output(grad, output, "tanh_backward", oxmera_tanh_backward_float32,
+                        oxmera_tanh_backward_float64)
+
+
+def sigmoid_backward(grad, output):
+    """sigmoid's VJP ``grad * output * (1 - output)`` in one pass (arrays as for
+    :func:`relu_backward`), each operation rounded as NumPy's ufuncs round it."""
+    return _from_output(grad, output, "sigmoid_backward", oxmera_sigmoid_backward_float32,
+                        oxmera_sigmoid_backward_float64)

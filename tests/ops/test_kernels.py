@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import oxmera
+from oxmera.ops import elementwise
 from oxmera._core import _kernels
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -324,6 +325,35 @@ def test_relu_backward_selects_the_gradient_where_the_output_is_positive(dtype):
     np.testing.assert_array_equal(got, np.where(y[::2] > 0, g[::2], 0))
     with pytest.raises(TypeError, match="one dtype"):
         _kernels.relu_backward(g, y.astype(np.float16))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, formula", [
+    ("tanh_backward", lambda g, y: g * (1 - y * y)),
+    ("sigmoid_backward", lambda g, y: g * y * (1 - y)),
+])
+def test_activation_vjp_kernels_round_as_numpy_does(name, formula, dtype):
+    # One pass, each operation rounded in NumPy's order: the same bits as the
+    # three ufuncs, special values included; NumPy's path for other layouts.
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 3e38], dtype)
+    g, y = np.meshgrid(special, special)
+    g, y = g.ravel().copy(), y.ravel().copy()
+    kernel = getattr(_kernels, name)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(kernel(g, y), formula(g, y), strict=True)
+        rng = np.random.default_rng(3)
+        g, y = rng.standard_normal((2, 1003)).astype(dtype)
+        got = kernel(g, y)
+        assert got.tobytes() == formula(g, y).tobytes()
+        op = getattr(elementwise, name)
+        np.testing.assert_array_equal(op(oxmera.tensor(g), oxmera.tensor(y)).numpy(),
+                                      formula(g, y), strict=True)
+        strided = op(oxmera.tensor(g)[::2], oxmera.tensor(y)[::2]).numpy()
+        np.testing.assert_array_equal(strided, formula(g[::2], y[::2]), strict=True)
+    with pytest.raises(TypeError, match="one dtype"):
+        kernel(g, y.astype(np.float16))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        kernel(g[::2], y[::2])
 
 
 @pytest.mark.parametrize("targets, ignore_index, expected", [
