@@ -85,6 +85,12 @@ def _(ctx, grad, input, other):
     if input.ndim == 1:
         grad = grad.unsqueeze(-2)
         input = input.unsqueeze(0)
+    # A broadcast gradient (the seed of sum or mean): NumPy's matmul takes a
+    # stride-0 operand 165 us slower than a contiguous one at 512x512 (it is
+    # not BLAS-able); one copy (20 us) serves both products. (An op, not a
+    # test of strides here: a replayed VJP may branch on dtypes and shapes,
+    # not on layouts.)
+    grad = materialize_broadcast(grad)
     grad_input = grad_other = None
     if needs[0]:
         grad_input = matmul_nt(grad, cj(other))
@@ -95,6 +101,26 @@ def _(ctx, grad, input, other):
         if len(ctx.input_shape(1)) == 1:
             grad_other = grad_other.squeeze(-1)
     return grad_input, grad_other
+
+
+@op(save=(), view=True, replay=True)
+def materialize_broadcast(input):
+    """``input`` itself, or a C-contiguous copy of it when a dimension has stride 0
+    (a broadcast view): what BLAS can read (matmul's VJP runs it on its gradient).
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.linalg import materialize_broadcast
+    >>> materialize_broadcast(oxmera.ones(3).expand(2, 3)).is_contiguous()
+    True
+    """
+    return np.ascontiguousarray(input) if 0 in input.strides else input
+
+
+@materialize_broadcast.vjp
+def _(ctx, grad, input):
+    return grad
 
 
 # matmul's VJP multiplies by transposed operands. As ops of their own, the
@@ -108,15 +134,6 @@ def _transposed_product(opname, left, right, transpose_left):
     if getattr(left, "ndim", 0) < 2 or getattr(right, "ndim", 0) < 2:     # (np.ndim: 0.3 us)
         raise OpError(f"{opname}(): both operands need at least 2 dimensions, got shapes "
                       f"{np.shape(left)} and {np.shape(right)}")
-    # A broadcast operand (the gradient seed of sum or mean): NumPy's matmul
-    # takes a stride-0 operand 165 us slower than a contiguous one at 512x512
-    # (it is not BLAS-able); a copy costs 20 us. (Here, not in matmul's VJP,
-    # which would have to read strides: a replayed VJP may branch on dtypes
-    # and shapes only.)
-    if 0 in left.strides:
-        left = np.ascontiguousarray(left)
-    if 0 in right.strides:
-        right = np.ascontiguousarray(right)
     # (the ndarray method: np.swapaxes is a Python function around it)
     a, b = (left.swapaxes(-1, -2), right) if transpose_left else (left, right.swapaxes(-1, -2))
     try:

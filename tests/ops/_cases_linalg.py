@@ -354,3 +354,18 @@ add_torch_cases("matmul_nt", ("2d", lambda lib, a, b: (a @ b.mT) if lib is not o
                               else matmul_nt(a, b), (Leaf((2, 3)), Leaf((4, 3)))))
 add_torch_cases("matmul_tn", ("2d", lambda lib, a, b: (a.mT @ b) if lib is not oxmera
                               else matmul_tn(a, b), (Leaf((3, 2)), Leaf((3, 4)))))
+
+# -- materialize_broadcast (the gradient matmul's VJP hands to BLAS) ------------------------
+
+from oxmera.ops.linalg import materialize_broadcast  # noqa: E402
+
+add_cases("materialize_broadcast",
+          ("vector", materialize_broadcast, (Leaf((3,)),)),
+          ("broadcast", lambda x: materialize_broadcast(x.expand(2, 3)), (Leaf((3,)),)),
+          ("0d", materialize_broadcast, (Leaf(()),)),
+          ("size-0", materialize_broadcast, (Leaf((0, 2)),)),
+          ("transposed", materialize_broadcast, (T((2, 3)),)),
+          ("complex", lambda x: materialize_broadcast(x.expand(2, 2)), (C((2,)),)))
+add_torch_cases("materialize_broadcast",
+                ("broadcast", lambda lib, x: x.expand(2, 3).contiguous() if lib is not oxmera
+                 else materialize_broadcast(x.expand(2, 3)), (Leaf((3,)),)))
