@@ -749,56 +749,45 @@ static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, i
 OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float32, float)
 OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float64, double)
 
-/* relu's VJP from its output: grad where output > 0, else 0 (a select, so an
-   infinite or nan grad where relu is flat gives 0, as PyTorch's threshold
-   backward does); a vector blend under -fno-trapping-math. */
-#define OXMERA_DEFINE_RELU_BACKWARD(NAME, T)                                    \
-    OXMERA_CLONES static void NAME(const T *OXMERA_RESTRICT grad,               \
-                                   const T *OXMERA_RESTRICT output,             \
-                                   T *OXMERA_RESTRICT out, ptrdiff_t n)         \
+/* Activations' VJPs from their output, one pass over grad and output into
+   out: STEP computes out[i] from g = grad[i] and y = output[i]; ATTR is the
+   function's attribute (target clones, or no fused multiply-adds). */
+#define OXMERA_DEFINE_FROM_OUTPUT(NAME, T, ATTR, STEP)                          \
+    ATTR static void NAME(const T *OXMERA_RESTRICT grad,                        \
+                          const T *OXMERA_RESTRICT output,                      \
+                          T *OXMERA_RESTRICT out, ptrdiff_t n)                  \
     {                                                                           \
         ptrdiff_t i;                                                            \
         for (i = 0; i < n; i++) {                                               \
-            T g = grad[i];          /* loaded either way: a select, no branch */ \
-            out[i] = output[i] > 0 ? g : (T)0;                                  \
-        }                                                                       \
-    }
-OXMERA_DEFINE_RELU_BACKWARD(oxmera_relu_backward_float32, float)
-OXMERA_DEFINE_RELU_BACKWARD(oxmera_relu_backward_float64, double)
-
-/* tanh's and sigmoid's VJPs from their output, in one pass: grad * (1 - y*y)
-   and grad * y * (1 - y), each operation rounded to T in NumPy's order (the
-   three ufuncs of the formula; never fused, so the same bits). */
-#define OXMERA_DEFINE_TANH_BACKWARD(NAME, T)                                    \
-    OXMERA_NO_CONTRACT static void NAME(const T *OXMERA_RESTRICT grad,         \
-                                        const T *OXMERA_RESTRICT output,       \
-                                        T *OXMERA_RESTRICT out, ptrdiff_t n)   \
-    {                                                                           \
-        ptrdiff_t i;                                                            \
-        for (i = 0; i < n; i++) {                                               \
+            T g = grad[i];                                                      \
             T y = output[i];                                                    \
-            T square = y * y;                                                   \
-            T slope = (T)1 - square;                                            \
-            out[i] = grad[i] * slope;                                           \
+            STEP                                                                \
         }                                                                       \
     }
-OXMERA_DEFINE_TANH_BACKWARD(oxmera_tanh_backward_float32, float)
-OXMERA_DEFINE_TANH_BACKWARD(oxmera_tanh_backward_float64, double)
 
-#define OXMERA_DEFINE_SIGMOID_BACKWARD(NAME, T)                                 \
-    OXMERA_NO_CONTRACT static void NAME(const T *OXMERA_RESTRICT grad,         \
-                                        const T *OXMERA_RESTRICT output,       \
-                                        T *OXMERA_RESTRICT out, ptrdiff_t n)   \
-    {                                                                           \
-        ptrdiff_t i;                                                            \
-        for (i = 0; i < n; i++) {                                               \
-            T y = output[i];                                                    \
-            T scaled = grad[i] * y;                                             \
-            T rest = (T)1 - y;                                                  \
-            out[i] = scaled * rest;                                             \
-        }                                                                       \
-    }
-OXMERA_DEFINE_SIGMOID_BACKWARD(oxmera_sigmoid_backward_float32, float)
-OXMERA_DEFINE_SIGMOID_BACKWARD(oxmera_sigmoid_backward_float64, double)
+/* relu: grad where output > 0, else 0 (a select: g is loaded either way, no
+   branch, so an infinite or nan grad where relu is flat gives 0, as
+   PyTorch's threshold backward does); a vector blend under -fno-trapping-math. */
+#define OXMERA_RELU_BACKWARD_STEP(T) out[i] = y > 0 ? g : (T)0;
+OXMERA_DEFINE_FROM_OUTPUT(oxmera_relu_backward_float32, float, OXMERA_CLONES,
+                          OXMERA_RELU_BACKWARD_STEP(float))
+OXMERA_DEFINE_FROM_OUTPUT(oxmera_relu_backward_float64, double, OXMERA_CLONES,
+                          OXMERA_RELU_BACKWARD_STEP(double))
+
+/* tanh: grad * (1 - y*y); sigmoid: grad * y * (1 - y); each operation
+   rounded to T in NumPy's order (the three ufuncs of the formula; never
+   fused, so the same bits). */
+#define OXMERA_TANH_BACKWARD_STEP(T) T square = y * y; T slope = (T)1 - square; \
+    out[i] = g * slope;
+#define OXMERA_SIGMOID_BACKWARD_STEP(T) T scaled = g * y; T rest = (T)1 - y; \
+    out[i] = scaled * rest;
+OXMERA_DEFINE_FROM_OUTPUT(oxmera_tanh_backward_float32, float, OXMERA_NO_CONTRACT,
+                          OXMERA_TANH_BACKWARD_STEP(float))
+OXMERA_DEFINE_FROM_OUTPUT(oxmera_tanh_backward_float64, double, OXMERA_NO_CONTRACT,
+                          OXMERA_TANH_BACKWARD_STEP(double))
+OXMERA_DEFINE_FROM_OUTPUT(oxmera_sigmoid_backward_float32, float, OXMERA_NO_CONTRACT,
+                          OXMERA_SIGMOID_BACKWARD_STEP(float))
+OXMERA_DEFINE_FROM_OUTPUT(oxmera_sigmoid_backward_float64, double, OXMERA_NO_CONTRACT,
+                          OXMERA_SIGMOID_BACKWARD_STEP(double))
 
 #endif

@@ -5010,8 +5010,7 @@ cdef class _Step:
     """One op call of a traced VJP (internal)."""
     cdef OpDef op
     cdef tuple args            # constants, and _Ref for the tensor arguments
-    cdef dict kwargs           # the same for keyword arguments, or None
-    cdef bint kwargs_refs      # kwargs holds a _Ref
+    cdef dict kwargs           # its keyword arguments (constants), or None
     cdef Py_ssize_t out        # the slot of its (first) result
     cdef Py_ssize_t n_out      # results: 1, or the length of the tuple it returned
     cdef Py_ssize_t reuse      # a slot whose array dies here and may take the result, or -1
@@ -5148,15 +5147,17 @@ cdef object _traced_op(OpDef op, tuple args, dict kwargs):
         oxmera_set_tracer(<PyObject*>tracer)
     if tracer.refused:
         return out
-    if op.n_inputs < 0 or op.output_type is not None or not op.internal:
-        # A sequence of tensors (cat), named outputs, or a user's op: not replayed.
+    if (op.n_inputs < 0 or op.output_type is not None or not op.internal or refs
+            or len(args) < op.n_inputs):
+        # A sequence of tensors (cat), named outputs, a user's op, or tensor
+        # inputs given by keyword or left to defaults (a replay passes the
+        # forward exactly the positional arguments it noted): not replayed.
         tracer.refused = True
         return out
     step = _Step.__new__(_Step)
     step.op = op
     step.args = spec_args
     step.kwargs = spec_kwargs
-    step.kwargs_refs = refs
     step.out = tracer.n_slots
     step.reuse = -1
     step.frees = ()
@@ -5389,10 +5390,6 @@ cdef int _finish_trace(_Replay r, _Tracer tracer, GradFn node, object result) ex
         for v in step.args:
             if type(v) is _Ref:
                 last[(<_Ref>v).i] = k
-        if step.kwargs is not None:
-            for v in step.kwargs.values():
-                if type(v) is _Ref:
-                    last[(<_Ref>v).i] = k
     kept = set(r.results)
     first = r.n_in + 1 + (1 if tracer.output_slot >= 0 else 0)     # the first intermediate
     for k in range(len(r.steps)):
@@ -5441,10 +5438,6 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
                     any_array = True
             Py_INCREF(v)
             PyTuple_SET_ITEM(fargs, i, v)
-        kwargs = step.kwargs
-        if step.kwargs_refs:
-            kwargs = {key: (vals[(<_Ref>v).i] if type(v) is _Ref else v)
-                      for key, v in step.kwargs.items()}
         if n_in and not any_array:
             fargs = _numbers_to_arrays(fargs, n_in)
         out = None
@@ -5454,7 +5447,9 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
             reuse = None
             if step.reuse >= 0:
                 reuse = _dead_array(vals, step.reuse, fargs)
-            out = _forward(op, fargs, nargs, kwargs, reuse, fargs)
+            out = _forward(op, fargs, nargs, step.kwargs, reuse, fargs)
+            if op.view and _memory_locks and _is_view_of(out, fargs[0]):
+                _adopt(out, fargs[0])       # as apply_op does: a view of locked memory
         fargs = None
         if step.n_out == 1:
             if type(out) is tuple:

@@ -6,6 +6,8 @@ signature with a tracer watching and is rerun from the trace afterwards
 gradient case of the table with replay off, then on (traced, then replayed)
 and compare the gradients bit for bit, and check what the tracer refuses.
 """
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -186,6 +188,35 @@ def test_a_result_that_is_no_traced_tensor_refuses():
     for _ in range(2):
         np.testing.assert_array_equal(_grad_of(opdef, [1.0, 2.0]), [7.0, 7.0])
     assert core.vjp_replays(opdef) == [(False, ())]
+
+
+_KEYWORD_TENSOR = """
+import numpy as np, oxmera
+from oxmera._core import autograd as core
+from oxmera.ops import _registry
+
+def forward(x):
+    return np.sin(x)
+forward.__module__ = "oxmera.tests_replay"
+opdef = _registry.OpDef("probe", forward, 1, ("input",), True, None, False, None, False, None,
+                        replay=True)
+opdef.vjp = lambda ctx, grad, input: oxmera.mul(grad, other=input)
+for values in ([1.0, 2.0], [3.0, -1.0], [0.5, 4.0]):
+    x = oxmera.tensor(values, dtype=oxmera.float64, requires_grad=True)
+    core.apply_op(opdef, (x,), None).sum().backward()
+    assert np.array_equal(x.grad.numpy(), values), x.grad
+assert core.vjp_replays(opdef) == [(False, ())], core.vjp_replays(opdef)
+print("ok")
+"""
+
+
+def test_a_tensor_given_by_keyword_refuses():
+    # A replay passes a forward the positional arguments it noted: a tensor
+    # input given by keyword is not one of them (replaying it read past the
+    # argument tuple). In a child process: a regression would crash.
+    done = subprocess.run([sys.executable, "-c", _KEYWORD_TENSOR], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_shape_branches_get_a_trace_per_shape():
