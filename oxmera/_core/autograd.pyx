@@ -5212,8 +5212,9 @@ cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) excep
     cdef const cnp.npy_intp* p = <const cnp.npy_intp*>PyBytes_AS_STRING(r.layout)
     cdef PyObject* v
     cdef cnp.ndarray arr
-    if r.mask != _needs_mask(node) or len(args) != n + len(r.rest):
-        return False
+    if (r.mask != _needs_mask(node) or _n_edges(node.next_fns) != n
+            or len(args) != n + len(r.rest)):
+        return False        # (the edge count guards the layout's length too)
     for i in range(n + 1):
         v = <PyObject*>grad if i == 0 else PyTuple_GET_ITEM(args, i - 1)
         nd = p[0]
