@@ -82,6 +82,9 @@ def test_replayed_gradients_equal_the_vjps(name, case, weighted):
     _forget_all()
     _assert_same(expected, _gradients(case, weighted))        # traced
     _assert_same(expected, _gradients(case, weighted))        # replayed
+    # Every case sums its outputs, so ``sum``'s VJP at least went through the
+    # tracer: the comparison above is not of two Python runs.
+    assert core.vjp_replays(oxmera.sum.op)
 
 
 FLOAT32_CASES = [(name, case) for name, case in CASES
@@ -109,6 +112,29 @@ def test_the_hot_ops_are_replayed():
     for _ in range(2):
         x.sin().sum().backward()
     assert core.vjp_replays(oxmera.sin.op) == [(True, ("cos", "mul"))]
+
+
+def test_the_ops_of_an_mlp_step_are_replayed():
+    # The ops of a training step trace, and the tracer accepts each (the loss,
+    # whose no-record VJP is compiled kernels on the arrays, is not declared).
+    from oxmera.nn import functional as F
+    from oxmera.ops import blas, elementwise, linalg
+    ops = [linalg.matmul.op, elementwise.add.op, elementwise.relu.op, blas.linear.op,
+           elementwise.tanh.op, oxmera.mean.op]
+    for opdef in ops:
+        core.forget_vjp_replays(opdef)
+    rng = np.random.default_rng(1)
+    w1 = oxmera.tensor(rng.standard_normal((4, 5)), requires_grad=True)
+    b1 = oxmera.tensor(rng.standard_normal(5), requires_grad=True)
+    w2 = oxmera.tensor(rng.standard_normal((3, 5)), requires_grad=True)
+    x = oxmera.tensor(rng.standard_normal((6, 4)))
+    labels = oxmera.tensor([0, 1, 2, 0, 1, 2])
+    for _ in range(2):
+        h = F.relu(x @ w1 + b1)
+        loss = F.cross_entropy(F.linear(h, w2).tanh(), labels) + h.mean()
+        loss.backward()
+    for opdef in ops:
+        assert core.vjp_replays(opdef) and all(ok for ok, _ in core.vjp_replays(opdef)), opdef
 
 
 # -- the tracer's rules, on ops made here (internal, replay, not registered) ----------------
