@@ -5036,6 +5036,7 @@ cdef class _Replay:
     cdef list steps
     cdef Py_ssize_t n_slots
     cdef tuple results         # per input: the slot of its gradient, or -1 for None
+    cdef object vjp            # the VJP traced (OpDef.vjp then)
 
 
 @cython.final
@@ -5323,6 +5324,7 @@ cdef object _trace_vjp(GradFn node, object grad, tuple args):
     cdef Py_ssize_t i, n = _n_edges(node.next_fns)
     cdef _Replay r = _signature(node, grad, args, n)
     cdef _Tracer tracer = _Tracer.__new__(_Tracer)
+    r.vjp = node.op.vjp
     tracer.slot_of = {}
     tracer.keep = []
     tracer.steps = []
@@ -5549,6 +5551,8 @@ cdef object _replayed_vjp(GradFn node, object grads):
             or (node.extras is not None and node.extras.packed is not None)
             or _n_edges(node.next_fns) > 30):      # (the needs flags are bits of an int)
         return None
+    if op.replays and (<_Replay>op.replays[0]).vjp is not op.vjp:
+        op.replays = []     # OpDef.vjp was replaced: the traces are of another function
     args = _vjp_args(node) if node.scalar_inputs else _args_of(node.args)
     for r in op.replays:
         if _replay_matches(<_Replay>r, node, grads, <tuple>args):

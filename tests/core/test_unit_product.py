@@ -18,6 +18,18 @@ from oxmera.extend import op
 N = 1000
 
 
+@pytest.fixture(autouse=True)
+def _vjp_replay_off():
+    # These tests watch the VJPs' own Python code (a spy on op.vjp, the
+    # temporaries it makes); a replayed VJP runs none of it, and the first
+    # node of a signature runs it traced, where nothing is handed on (a
+    # replay makes that test itself: tests/ops/test_vjp_replay.py). Whether a
+    # signature was traced before depended on the tests run earlier.
+    previous = _core.set_vjp_replay(False)
+    yield
+    _core.set_vjp_replay(previous)
+
+
 @pytest.fixture
 def x():
     rng = np.random.default_rng(0)

@@ -379,3 +379,31 @@ def test_replay_can_be_turned_off():
     x.cos().sum().backward()
     assert core.vjp_replays(oxmera.cos.op) == []
     assert core.set_vjp_replay(True) is False
+
+
+def test_a_replaced_vjp_is_traced_again(monkeypatch):
+    # OpDef.vjp is public: a replay of the traces of the VJP it replaced would
+    # run the old function (regression: a spy on op.vjp saw nothing).
+    x = oxmera.tensor([0.25, 0.5], dtype=oxmera.float64, requires_grad=True)
+    core.forget_vjp_replays(oxmera.sin.op)
+    for _ in range(2):
+        x.grad = None
+        x.sin().sum().backward()
+    assert core.vjp_replays(oxmera.sin.op)[0][0]       # replayed from the second on
+    original = oxmera.sin.op.vjp
+    calls = []
+
+    def doubled(ctx, grad, input):
+        calls.append(1)
+        return original(ctx, grad, input) * 2
+    monkeypatch.setattr(oxmera.sin.op, "vjp", doubled)
+    for expected_calls in (1, 1):      # traced, then replayed: its own trace
+        x.grad = None
+        x.sin().sum().backward()
+        assert len(calls) == expected_calls
+        np.testing.assert_array_equal(x.grad.numpy(), 2 * np.cos([0.25, 0.5]))
+    monkeypatch.undo()
+    x.grad = None
+    x.sin().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.cos([0.25, 0.5]))
+    assert len(calls) == 1
