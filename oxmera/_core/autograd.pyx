@@ -19,7 +19,8 @@ What does not
 
 cimport cython
 from cpython.object cimport PyObject, PyTypeObject, destructor, inquiry, traverseproc, visitproc
-from cpython.long cimport PyLong_FromVoidPtr
+from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_FromVoidPtr
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from libc.string cimport memcmp, memcpy, memset
 from cpython.ref cimport Py_DECREF, Py_INCREF, Py_REFCNT
@@ -1685,6 +1686,8 @@ cdef class OpDef:
         self.view = view
         self.output_type = output_type
         self.numpy_forward = numpy_forward
+        self.arith = _arith_code(numpy_forward) if n_inputs == (
+            1 if numpy_forward is np.negative else 2) else OXMERA_ARITH_NONE
         self.quiet = quiet
         self.hidden = _check_hidden(name, hidden, output_type)
         if unit is not None and (n_inputs != 2 or type(unit) not in (int, float)):
@@ -3071,6 +3074,175 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
     return t
 
 
+# -- NumPy's arithmetic on small float arrays, as C loops (_arith.h) ---------
+
+cdef extern from "_arith.h" nogil:
+    enum:
+        OXMERA_ARITH_NONE
+        OXMERA_ARITH_ADD
+        OXMERA_ARITH_SUB
+        OXMERA_ARITH_MUL
+        OXMERA_ARITH_DIV
+        OXMERA_ARITH_NEG
+    int oxmera_arith_float64(int code, const double *a, int a_full, const double *b,
+                             int b_full, double *out, Py_ssize_t n)
+    int oxmera_arith_float32(int code, const float *a, int a_full, const float *b,
+                             int b_full, float *out, Py_ssize_t n)
+    int oxmera_arith_to_float32(double value, float *out)
+
+
+# The largest array _small_arith takes: past it NumPy's dispatch is a small
+# part of the call, and its loops (vectorized for the CPU it runs on) a large one.
+cdef enum:
+    _SMALL_ARITH_SIZE = 4096
+
+
+cdef int _arith_code(object numpy_forward):
+    # OpDef.arith: which of NumPy's arithmetic ufuncs the op's forward is.
+    if numpy_forward is None:
+        return OXMERA_ARITH_NONE
+    for ufunc, code in ((np.add, OXMERA_ARITH_ADD), (np.subtract, OXMERA_ARITH_SUB),
+                        (np.multiply, OXMERA_ARITH_MUL), (np.true_divide, OXMERA_ARITH_DIV),
+                        (np.negative, OXMERA_ARITH_NEG)):
+        if numpy_forward is ufunc:
+            return code
+    return OXMERA_ARITH_NONE
+
+
+cdef inline int _arith_type(object v, int *full) noexcept:
+    # The dtype number of ``v`` when the loops can read it as it is, else -1:
+    # an exact, small, aligned, native float32 or float64 ndarray, C-contiguous
+    # (``full`` set to 1) or one value broadcast, all its strides 0 (``full``
+    # 0: a sum's gradient, expanded from a 0-d one).
+    cdef cnp.ndarray a
+    cdef int num, d
+    if type(v) is not ndarray:
+        return -1
+    a = <cnp.ndarray>v
+    num = cnp.PyArray_TYPE(a)
+    if num != cnp.NPY_DOUBLE and num != cnp.NPY_FLOAT:
+        return -1
+    if (not cnp.PyArray_ISALIGNED(a) or not cnp.PyArray_ISNOTSWAPPED(a)
+            or cnp.PyArray_SIZE(a) > _SMALL_ARITH_SIZE):
+        return -1
+    if cnp.PyArray_IS_C_CONTIGUOUS(a):
+        full[0] = 1
+        return num
+    for d in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_STRIDES(a)[d] != 0:
+            return -1
+    full[0] = 0
+    return num
+
+
+cdef inline bint _arith_number(object v, double *value) noexcept:
+    # A Python float, or an int that every float dtype holds exactly (|v| <=
+    # 2**24): what NumPy rounds to the array's dtype (a weak scalar).
+    cdef long long i
+    cdef int overflow = 0
+    if type(v) is float:
+        value[0] = PyFloat_AS_DOUBLE(v)
+        return True
+    if type(v) is int:
+        i = PyLong_AsLongLongAndOverflow(v, &overflow)
+        if overflow or i > 16777216 or i < -16777216:
+            return False
+        value[0] = <double>i
+        return True
+    return False
+
+
+cdef object _small_arith(int code, object a, object b):
+    """NumPy's ``code`` ufunc (``b`` unused for negative) on ``a`` and ``b``, or None.
+
+    It runs when both are small float arrays of one dtype and shape, each
+    C-contiguous or one value broadcast (see _arith_type), or one of them is
+    such an array and the other a Python number: a loop of _arith.h into a new
+    C-contiguous array, the values NumPy's call would give (_arith.h says why
+    they are the same bits). None otherwise, and when the loop raised a
+    floating-point flag, which NumPy's call then reports.
+    """
+    cdef int ta, tb, num, flags
+    cdef double sa = 0.0, sb = 0.0
+    cdef float fa = 0.0, fb = 0.0
+    cdef int a_full = 1, b_full = 1     # (a number is not full: set below)
+    cdef cnp.ndarray shape_of
+    cdef const void *pa
+    cdef const void *pb
+    ta = _arith_type(a, &a_full)
+    if code == OXMERA_ARITH_NEG:
+        if ta < 0:
+            return None
+        num = ta
+        shape_of = <cnp.ndarray>a
+        pa = pb = cnp.PyArray_DATA(shape_of)
+    else:
+        tb = _arith_type(b, &b_full)
+        if ta >= 0 and tb >= 0:
+            if ta != tb or not _same_dims(<cnp.ndarray>a, <cnp.ndarray>b):
+                return None
+            num = ta
+            shape_of = <cnp.ndarray>a
+            pa = cnp.PyArray_DATA(<cnp.ndarray>a)
+            pb = cnp.PyArray_DATA(<cnp.ndarray>b)
+        elif ta >= 0:
+            if not _arith_number(b, &sb):
+                return None
+            num = ta
+            shape_of = <cnp.ndarray>a
+            pa = cnp.PyArray_DATA(shape_of)
+            b_full = 0
+            if num == cnp.NPY_FLOAT:
+                if oxmera_arith_to_float32(sb, &fb):
+                    return None
+                pb = &fb
+            else:
+                pb = &sb
+        elif tb >= 0:
+            if not _arith_number(a, &sa):
+                return None
+            num = tb
+            shape_of = <cnp.ndarray>b
+            pb = cnp.PyArray_DATA(shape_of)
+            a_full = 0
+            if num == cnp.NPY_FLOAT:
+                if oxmera_arith_to_float32(sa, &fa):
+                    return None
+                pa = &fa
+            else:
+                pa = &sa
+        else:
+            return None
+    out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(shape_of), cnp.PyArray_DIMS(shape_of), num, 0)
+    if num == cnp.NPY_DOUBLE:
+        flags = oxmera_arith_float64(code, <const double *>pa, a_full, <const double *>pb, b_full,
+                                     <double *>cnp.PyArray_DATA(<cnp.ndarray>out),
+                                     cnp.PyArray_SIZE(shape_of))
+    else:
+        flags = oxmera_arith_float32(code, <const float *>pa, a_full, <const float *>pb, b_full,
+                                     <float *>cnp.PyArray_DATA(<cnp.ndarray>out),
+                                     cnp.PyArray_SIZE(shape_of))
+    if flags:
+        return None
+    return out
+
+
+def _small_arith_for_tests(str name, a, b=None):
+    """_small_arith for tests: NumPy's ufunc ``name`` (``"add"``, ``"subtract"``,
+    ``"multiply"``, ``"true_divide"``, ``"negative"``) on ``a`` (and ``b``) as
+    the C loop, or None where the loop does not apply."""
+    cdef int code = _arith_code(getattr(np, name))
+    if code == OXMERA_ARITH_NONE:
+        raise ValueError(f"_small_arith_for_tests(): no loop for {name!r}")
+    return _small_arith(code, a, b)
+
+
+cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b) noexcept:
+    cdef int nd = cnp.PyArray_NDIM(a)
+    return (nd == cnp.PyArray_NDIM(b)
+            and memcmp(cnp.PyArray_DIMS(a), cnp.PyArray_DIMS(b), nd * sizeof(cnp.npy_intp)) == 0)
+
+
 cdef tuple _numbers_to_arrays(tuple fargs, Py_ssize_t n):
     # Only Python numbers for the tensor inputs: they make a tensor by the §2 dtype rules.
     return tuple([v if v is None else as_array(v) for v in fargs[:n]]) + fargs[n:]
@@ -3093,6 +3265,10 @@ cdef object _forward(OpDef op, tuple fargs, Py_ssize_t nargs, dict kwargs, objec
                 raise TypeError(f"{op.name}(): its prepare step returned "
                                 f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
             fargs = tuple(slots) + fargs[n:]
+    if op.arith and reuse is None and nargs == n and not kwargs:
+        out = _small_arith(op.arith, fargs[0], fargs[1] if n == 2 else None)
+        if out is not None:
+            return out
     if op.quiet:
         # PyTorch never warns about inf/nan results; NumPy would. This is
         # np.errstate(all="ignore") at a tenth of its cost (~2 us).
@@ -4804,6 +4980,11 @@ cdef object _accumulate(object old, Tensor g, bint create_graph):
         return _add_op(old, g)
     old_arr = (<Tensor>old)._data
     arr = g._data
+    # Small float arrays: a C loop into a new array costs less than NumPy's
+    # add even in place (its dispatch is most of the cost).
+    total = _small_arith(OXMERA_ARITH_ADD, old_arr, arr)
+    if total is not None:
+        return wrap_array(total)
     # In place when nothing but the engine can see the pending gradient (the
     # caller, _task_add, holds the only reference to `old`, and `old` and
     # this local the only ones to its array, which is no view): the sum of a
