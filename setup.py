@@ -38,7 +38,6 @@ extensions = [
     Extension(
         "oxmera._core.autograd",
         ["oxmera/_core/autograd.pyx"],
-        depends=["oxmera/_core/_arith.h"],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
         + ([("OXMERA_NO_ANOMALY", "1")] if NO_ANOMALY else [])

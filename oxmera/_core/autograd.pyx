@@ -1686,8 +1686,11 @@ cdef class OpDef:
         self.view = view
         self.output_type = output_type
         self.numpy_forward = numpy_forward
-        self.arith = _arith_code(numpy_forward) if n_inputs == (
-            1 if numpy_forward is np.negative else 2) else OXMERA_ARITH_NONE
+        # _small_ufunc's loops, when the forward is a ufunc of the op's arity.
+        self.loop64 = self.loop32 = -1
+        if type(numpy_forward) is cnp.ufunc and (<cnp.ufunc>numpy_forward).nin == n_inputs:
+            self.loop64 = _ufunc_loop(numpy_forward, cnp.NPY_DOUBLE)
+            self.loop32 = _ufunc_loop(numpy_forward, cnp.NPY_FLOAT)
         self.quiet = quiet
         self.hidden = _check_hidden(name, hidden, output_type)
         if unit is not None and (n_inputs != 2 or type(unit) not in (int, float)):
@@ -3074,43 +3077,92 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
     return t
 
 
-# -- NumPy's arithmetic on small float arrays, as C loops (_arith.h) ---------
+# -- NumPy's own loops on small float arrays, without the ufunc's dispatch ---------
+#
+# On 16 elements a NumPy ufunc call costs ~4,300 instructions, of which the
+# loop is ~50-1,000: the rest is dispatch (argument parsing, override checks,
+# dtype resolution, loop selection, the output's wrap). For an op whose
+# forward is a ufunc (``numpy_forward``: add, multiply, tanh, sin ...) and
+# operands that need none of that (small float32/float64 arrays of one dtype
+# and shape, each C-contiguous or one value broadcast, or such an array and a
+# Python number), _small_ufunc calls the very loop NumPy's dispatch would
+# pick: the first of the ufunc's loops whose types are exactly the operands'
+# (``ufunc.types``, NumPy's legacy loop selection, which is how NumPy finds
+# the loops of its float math), with the same pointers and steps, into a new
+# C-contiguous array. The same code on the same data: the same bits.
+#
+# NumPy reports a division by zero, overflow, underflow or invalid operation
+# after its loop, as its errstate says (a warning by default). Here the loop
+# runs with those flags cleared, and if it raised any the result is dropped
+# and NumPy's call runs instead, which computes the same values and reports
+# them as NumPy does.
 
-cdef extern from "_arith.h" nogil:
-    enum:
-        OXMERA_ARITH_NONE
-        OXMERA_ARITH_ADD
-        OXMERA_ARITH_SUB
-        OXMERA_ARITH_MUL
-        OXMERA_ARITH_DIV
-        OXMERA_ARITH_NEG
-    int oxmera_arith_float64(int code, const double *a, int a_full, const double *b,
-                             int b_full, double *out, Py_ssize_t n)
-    int oxmera_arith_float32(int code, const float *a, int a_full, const float *b,
-                             int b_full, float *out, Py_ssize_t n)
-    int oxmera_arith_to_float32(double value, float *out)
+cdef extern from *:
+    """
+    #include <fenv.h>
+    #define OXMERA_LOOP_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
+    typedef void (*oxmera_ufunc_loop)(char **, npy_intp const *, npy_intp const *, void *);
+
+    /* Run a ufunc's inner loop over n elements; nonzero when it raised a flag
+       NumPy reports. (The results are stored before the flags are read: the
+       loop is a call through a pointer, opaque to the compiler.) */
+    static int oxmera_run_loop(void *loop, char **args, npy_intp n, npy_intp *steps,
+                               void *data) {
+        npy_intp dims[1];
+        dims[0] = n;
+        feclearexcept(OXMERA_LOOP_FLAGS);
+        ((oxmera_ufunc_loop)loop)(args, dims, steps, data);
+        return fetestexcept(OXMERA_LOOP_FLAGS) != 0;
+    }
+
+    /* A Python float rounded to float32 as NumPy rounds a weak scalar; nonzero
+       when that raised a flag (overflow to inf, underflow), which NumPy reports. */
+    static int oxmera_to_float32(double value, float *out) {
+        volatile double v = value;      /* converted at run time, flags and all */
+        feclearexcept(OXMERA_LOOP_FLAGS);
+        *out = (float)v;
+        return fetestexcept(OXMERA_LOOP_FLAGS) != 0;
+    }
+    """
+    int oxmera_run_loop(void *loop, char **args, cnp.npy_intp n, cnp.npy_intp *steps,
+                        void *data) noexcept
+    int oxmera_to_float32(double value, float *out) noexcept
+
+cnp.import_ufunc()
 
 
-# The largest array _small_arith takes: past it NumPy's dispatch is a small
-# part of the call, and its loops (vectorized for the CPU it runs on) a large one.
+# The largest array _small_ufunc takes: past it NumPy's dispatch is a small
+# part of the call (and NumPy releases the GIL around its loop).
 cdef enum:
-    _SMALL_ARITH_SIZE = 4096
+    _SMALL_UFUNC_SIZE = 4096
 
 
-cdef int _arith_code(object numpy_forward):
-    # OpDef.arith: which of NumPy's arithmetic ufuncs the op's forward is.
-    if numpy_forward is None:
-        return OXMERA_ARITH_NONE
-    for ufunc, code in ((np.add, OXMERA_ARITH_ADD), (np.subtract, OXMERA_ARITH_SUB),
-                        (np.multiply, OXMERA_ARITH_MUL), (np.true_divide, OXMERA_ARITH_DIV),
-                        (np.negative, OXMERA_ARITH_NEG)):
-        if numpy_forward is ufunc:
-            return code
-    return OXMERA_ARITH_NONE
+cdef int _ufunc_loop(object ufunc, int typenum) except -2:
+    # The index of ``ufunc``'s loop NumPy runs when every operand is of
+    # ``typenum``: the first whose types all are (NumPy's legacy selection),
+    # or -1 (none, or not a ufunc of one or two inputs and one output).
+    cdef cnp.ufunc u
+    cdef int i, k
+    if type(ufunc) is not cnp.ufunc:
+        return -1
+    u = <cnp.ufunc>ufunc
+    if u.nout != 1 or u.nin < 1 or u.nin > 2:
+        return -1
+    for i in range(u.ntypes):
+        for k in range(u.nargs):
+            if <int>u.types[i * u.nargs + k] != typenum:
+                break
+        else:
+            return i
+    return -1
 
 
-cdef inline int _arith_type(object v, int *full) noexcept:
-    # The dtype number of ``v`` when the loops can read it as it is, else -1:
+cdef int _add_loop64 = _ufunc_loop(np.add, cnp.NPY_DOUBLE)
+cdef int _add_loop32 = _ufunc_loop(np.add, cnp.NPY_FLOAT)
+
+
+cdef inline int _loop_operand(object v, int *full) noexcept:
+    # The dtype number of ``v`` when a loop can read it as it is, else -1:
     # an exact, small, aligned, native float32 or float64 ndarray, C-contiguous
     # (``full`` set to 1) or one value broadcast, all its strides 0 (``full``
     # 0: a sum's gradient, expanded from a 0-d one).
@@ -3123,7 +3175,7 @@ cdef inline int _arith_type(object v, int *full) noexcept:
     if num != cnp.NPY_DOUBLE and num != cnp.NPY_FLOAT:
         return -1
     if (not cnp.PyArray_ISALIGNED(a) or not cnp.PyArray_ISNOTSWAPPED(a)
-            or cnp.PyArray_SIZE(a) > _SMALL_ARITH_SIZE):
+            or cnp.PyArray_SIZE(a) > _SMALL_UFUNC_SIZE):
         return -1
     if cnp.PyArray_IS_C_CONTIGUOUS(a):
         full[0] = 1
@@ -3135,7 +3187,7 @@ cdef inline int _arith_type(object v, int *full) noexcept:
     return num
 
 
-cdef inline bint _arith_number(object v, double *value) noexcept:
+cdef inline bint _loop_number(object v, double *value) noexcept:
     # A Python float, or an int that every float dtype holds exactly (|v| <=
     # 2**24): what NumPy rounds to the array's dtype (a weak scalar).
     cdef long long i
@@ -3152,89 +3204,126 @@ cdef inline bint _arith_number(object v, double *value) noexcept:
     return False
 
 
-cdef object _small_arith(int code, object a, object b):
-    """NumPy's ``code`` ufunc (``b`` unused for negative) on ``a`` and ``b``, or None.
+cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object b):
+    """``ufunc(a)`` or ``ufunc(a, b)`` by NumPy's own loop (``loop64``/``loop32``:
+    its index for float64/float32, see _ufunc_loop), or None.
 
-    It runs when both are small float arrays of one dtype and shape, each
-    C-contiguous or one value broadcast (see _arith_type), or one of them is
-    such an array and the other a Python number: a loop of _arith.h into a new
-    C-contiguous array, the values NumPy's call would give (_arith.h says why
-    they are the same bits). None otherwise, and when the loop raised a
-    floating-point flag, which NumPy's call then reports.
+    It runs when the operands are small float arrays of one dtype and shape,
+    each C-contiguous or one value broadcast (see _loop_operand), or one is
+    such an array and the other a Python number; None otherwise, and when the
+    loop raised a floating-point flag, which NumPy's call then reports.
     """
-    cdef int ta, tb, num, flags
+    cdef cnp.ufunc u = <cnp.ufunc>ufunc
+    cdef int ta, tb, num, loop
+    cdef int a_full = 1, b_full = 1     # (a number is not full: set below)
     cdef double sa = 0.0, sb = 0.0
     cdef float fa = 0.0, fb = 0.0
-    cdef int a_full = 1, b_full = 1     # (a number is not full: set below)
     cdef cnp.ndarray shape_of
-    cdef const void *pa
-    cdef const void *pb
-    ta = _arith_type(a, &a_full)
-    if code == OXMERA_ARITH_NEG:
+    cdef char *args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.npy_intp n, size
+    ta = _loop_operand(a, &a_full)
+    if u.nin == 1:
         if ta < 0:
             return None
         num = ta
         shape_of = <cnp.ndarray>a
-        pa = pb = cnp.PyArray_DATA(shape_of)
+        args[0] = <char *>cnp.PyArray_DATA(shape_of)
     else:
-        tb = _arith_type(b, &b_full)
+        tb = _loop_operand(b, &b_full)
         if ta >= 0 and tb >= 0:
             if ta != tb or not _same_dims(<cnp.ndarray>a, <cnp.ndarray>b):
                 return None
             num = ta
             shape_of = <cnp.ndarray>a
-            pa = cnp.PyArray_DATA(<cnp.ndarray>a)
-            pb = cnp.PyArray_DATA(<cnp.ndarray>b)
+            args[0] = <char *>cnp.PyArray_DATA(<cnp.ndarray>a)
+            args[1] = <char *>cnp.PyArray_DATA(<cnp.ndarray>b)
         elif ta >= 0:
-            if not _arith_number(b, &sb):
+            if not _loop_number(b, &sb):
                 return None
             num = ta
             shape_of = <cnp.ndarray>a
-            pa = cnp.PyArray_DATA(shape_of)
+            args[0] = <char *>cnp.PyArray_DATA(shape_of)
             b_full = 0
             if num == cnp.NPY_FLOAT:
-                if oxmera_arith_to_float32(sb, &fb):
+                if oxmera_to_float32(sb, &fb):
                     return None
-                pb = &fb
+                args[1] = <char *>&fb
             else:
-                pb = &sb
+                args[1] = <char *>&sb
         elif tb >= 0:
-            if not _arith_number(a, &sa):
+            if not _loop_number(a, &sa):
                 return None
             num = tb
             shape_of = <cnp.ndarray>b
-            pb = cnp.PyArray_DATA(shape_of)
+            args[1] = <char *>cnp.PyArray_DATA(shape_of)
             a_full = 0
             if num == cnp.NPY_FLOAT:
-                if oxmera_arith_to_float32(sa, &fa):
+                if oxmera_to_float32(sa, &fa):
                     return None
-                pa = &fa
+                args[0] = <char *>&fa
             else:
-                pa = &sa
+                args[0] = <char *>&sa
         else:
             return None
+    loop = loop64 if num == cnp.NPY_DOUBLE else loop32
+    if loop < 0:
+        return None
+    size = 8 if num == cnp.NPY_DOUBLE else 4
     out = cnp.PyArray_EMPTY(cnp.PyArray_NDIM(shape_of), cnp.PyArray_DIMS(shape_of), num, 0)
-    if num == cnp.NPY_DOUBLE:
-        flags = oxmera_arith_float64(code, <const double *>pa, a_full, <const double *>pb, b_full,
-                                     <double *>cnp.PyArray_DATA(<cnp.ndarray>out),
-                                     cnp.PyArray_SIZE(shape_of))
-    else:
-        flags = oxmera_arith_float32(code, <const float *>pa, a_full, <const float *>pb, b_full,
-                                     <float *>cnp.PyArray_DATA(<cnp.ndarray>out),
-                                     cnp.PyArray_SIZE(shape_of))
-    if flags:
+    n = cnp.PyArray_SIZE(shape_of)
+    if n == 0:
+        return out          # (NumPy runs no loop on nothing, and reads no element)
+    steps[0] = size if a_full else 0
+    steps[1] = size if b_full else 0
+    steps[u.nin] = size
+    args[u.nin] = <char *>cnp.PyArray_DATA(<cnp.ndarray>out)
+    if oxmera_run_loop(<void *>u.functions[loop], args, n, steps, u.data[loop]):
         return None
     return out
 
 
-def _small_arith_for_tests(str name, a, b=None):
-    """_small_arith for tests: NumPy's ufunc ``name`` (``"add"``, ``"subtract"``,
-    ``"multiply"``, ``"true_divide"``, ``"negative"``) on ``a`` (and ``b``) as
-    the C loop, or None where the loop does not apply."""
-    cdef int code = _arith_code(getattr(np, name))
-    if code == OXMERA_ARITH_NONE:
-        raise ValueError(f"_small_arith_for_tests(): no loop for {name!r}")
-    return _small_arith(code, a, b)
+def add_reduce_all(x):
+    """``np.add.reduce(x, None)``, the sum of all elements (as a 0-d array).
+
+    A small C-contiguous float32/float64 array is summed by NumPy's own add
+    loop, called as NumPy's reduction calls it (the result starts at add's
+    identity, 0, and the loop adds the elements to it, pairwise), without the
+    reduction's dispatch: the same bits. Anything else, and a sum that raised
+    a floating-point flag, is NumPy's call.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core.autograd import add_reduce_all
+    >>> add_reduce_all(np.array([1.0, 2.0, 3.5]))
+    array(6.5)
+    """
+    cdef int full = 1, num
+    cdef int loop
+    cdef char *args[3]
+    cdef cnp.npy_intp steps[3]
+    cdef cnp.ufunc u = <cnp.ufunc>_np_add
+    num = _loop_operand(x, &full)
+    if num >= 0 and full and cnp.PyArray_SIZE(<cnp.ndarray>x) > 0:
+        loop = _add_loop64 if num == cnp.NPY_DOUBLE else _add_loop32
+        if loop >= 0:
+            out = cnp.PyArray_ZEROS(0, NULL, num, 0)    # add's identity, +0.0
+            args[0] = args[2] = <char *>cnp.PyArray_DATA(<cnp.ndarray>out)
+            args[1] = <char *>cnp.PyArray_DATA(<cnp.ndarray>x)
+            steps[0] = steps[2] = 0
+            steps[1] = cnp.PyArray_ITEMSIZE(<cnp.ndarray>x)
+            if not oxmera_run_loop(<void *>u.functions[loop], args,
+                                   cnp.PyArray_SIZE(<cnp.ndarray>x), steps, u.data[loop]):
+                return out
+    return _np_add_reduce(x, None)
+
+
+def _small_ufunc_for_tests(ufunc, a, b=None):
+    """_small_ufunc for tests: ``ufunc`` on ``a`` (and ``b``) by NumPy's own loop,
+    or None where that does not apply."""
+    return _small_ufunc(ufunc, _ufunc_loop(ufunc, cnp.NPY_DOUBLE),
+                        _ufunc_loop(ufunc, cnp.NPY_FLOAT), a, b)
 
 
 cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b) noexcept:
@@ -3265,8 +3354,9 @@ cdef object _forward(OpDef op, tuple fargs, Py_ssize_t nargs, dict kwargs, objec
                 raise TypeError(f"{op.name}(): its prepare step returned "
                                 f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
             fargs = tuple(slots) + fargs[n:]
-    if op.arith and reuse is None and nargs == n and not kwargs:
-        out = _small_arith(op.arith, fargs[0], fargs[1] if n == 2 else None)
+    if op.loop64 >= 0 and reuse is None and nargs == n and not kwargs:
+        out = _small_ufunc(op.numpy_forward, op.loop64, op.loop32, fargs[0],
+                           fargs[1] if n == 2 else None)
         if out is not None:
             return out
     if op.quiet:
@@ -4980,9 +5070,9 @@ cdef object _accumulate(object old, Tensor g, bint create_graph):
         return _add_op(old, g)
     old_arr = (<Tensor>old)._data
     arr = g._data
-    # Small float arrays: a C loop into a new array costs less than NumPy's
-    # add even in place (its dispatch is most of the cost).
-    total = _small_arith(OXMERA_ARITH_ADD, old_arr, arr)
+    # Small float arrays: NumPy's loop into a new array costs less than its
+    # add even in place (the dispatch is most of the cost).
+    total = _small_ufunc(_np_add, _add_loop64, _add_loop32, old_arr, arr)
     if total is not None:
         return wrap_array(total)
     # In place when nothing but the engine can see the pending gradient (the

@@ -41,6 +41,8 @@ OpError = _core.OpError
 _OWN_ACCUMULATION = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64,
                                                     np.complex128))
 _add_reduce = np.add.reduce
+# np.add.reduce(x, None) by NumPy's own loop for small float arrays (the same bits).
+_add_reduce_all = _core.add_reduce_all
 
 
 def _dims(dim, axis, ndim, opname):
@@ -129,8 +131,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """
     if dim is None and axis is None and dtype is None and not keepdim \
             and input.dtype in _OWN_ACCUMULATION:
-        # The commonest call (loss.sum()): one NumPy call, no argument handling.
-        return _add_reduce(input, None)
+        # The commonest call (loss.sum()): one NumPy loop, no argument handling.
+        return _add_reduce_all(input)
     dims = _dims(dim, axis, input.ndim, "sum")
     if dtype is None:
         dtype = np.int64 if input.dtype.kind in "biu" else input.dtype
@@ -164,7 +166,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
             and input.dtype in _OWN_ACCUMULATION and input.size:
         # The commonest call (loss.mean()), as below minus the argument handling
         # (a non-empty mean divides without warnings: no np.errstate needed).
-        return _add_reduce(input, None) / input.size
+        return _add_reduce_all(input) / input.size
     dims = _dims(dim, axis, input.ndim, "mean")
     # The sum over the count, as np.mean computes it (float16 summed in
     # float32), without np.mean's Python overhead; an empty mean is nan
