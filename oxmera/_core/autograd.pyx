@@ -166,14 +166,6 @@ class OpError(ValueError, RuntimeError):
 # Grad mode: the recording flag, one per thread.
 # ---------------------------------------------------------------------------
 
-class _GradModeState(threading.local):
-    # A class attribute, so every new thread starts with recording enabled,
-    # whatever another thread set.
-    enabled = True
-
-
-cdef object _grad_state = _GradModeState()
-
 cdef extern from *:
     """
     #if defined(_MSC_VER)
@@ -181,9 +173,8 @@ cdef extern from *:
     #else
     #define OXMERA_THREAD_LOCAL __thread
     #endif
-    /* A C mirror of this thread's flag (0: recording), read on every op
-       instead of the threading.local attribute (a dict lookup). Zero in every
-       new thread, as the threading.local's class default is True. */
+    /* This thread's flag (0: recording), in C: read on every op. Zero
+       (recording) in every new thread, whatever another thread set. */
     static OXMERA_THREAD_LOCAL int oxmera_grad_off = 0;
     static inline int oxmera_get_grad_off(void) { return oxmera_grad_off; }
     static inline void oxmera_set_grad_off(int off) { oxmera_grad_off = off; }
@@ -217,10 +208,10 @@ cdef bint grad_enabled() except -1:
 
 
 cdef inline void _store_grad_mode(bint mode) noexcept:
-    # The one writer of the flag: the threading.local and its C mirror together.
+    # The one writer of the flag. (A threading.local mirrored it, written at
+    # every change and read nowhere: ~600 instructions a write.)
     if _n_tracing:
         _trace_refuse()         # no_grad()/enable_grad() inside a traced VJP (_Tracer)
-    _grad_state.enabled = mode
     oxmera_set_grad_off(not mode)
 
 
@@ -3456,20 +3447,25 @@ cdef inline bint _keeps(object mask_entry, object next_fns):
 cdef dict _out_infos = {}
 
 
-# The pair of the last output recorded, with its descriptor and dims as C
-# values: a run of ops of one shape (most of a graph) then finds its pair
-# without building a shape tuple or looking the dict up.
+# The pairs of the last two distinct outputs recorded, with their descriptors
+# and dims as C values: a run of ops of one shape (most of a graph) then finds
+# its pair without building a shape tuple or looking the dict up, and so does
+# a step that alternates two shapes (a loss reduced to 0-d after each batch).
 cdef object _last_out_info = None
 cdef void* _last_descr = NULL
 cdef int _last_nd = -1
 cdef cnp.npy_intp _last_dims[8]
+cdef object _prev_out_info = None
+cdef void* _prev_descr = NULL
+cdef int _prev_nd = -1
+cdef cnp.npy_intp _prev_dims[8]
 
 
 cdef object _out_info_of(object array):
     """The interned ``(shape, dtype)`` of an output array."""
     cdef cnp.ndarray arr
     cdef int nd
-    global _last_out_info, _last_descr, _last_nd
+    global _last_out_info, _last_descr, _last_nd, _prev_out_info, _prev_descr, _prev_nd
     if not cnp.PyArray_Check(array):
         return _intern_out_info(array.shape, array.dtype)
     arr = <cnp.ndarray>array
@@ -3477,8 +3473,17 @@ cdef object _out_info_of(object array):
     if (<void*>cnp.PyArray_DESCR(arr) == _last_descr and nd == _last_nd
             and memcmp(cnp.PyArray_DIMS(arr), _last_dims, nd * sizeof(cnp.npy_intp)) == 0):
         return _last_out_info
+    if (<void*>cnp.PyArray_DESCR(arr) == _prev_descr and nd == _prev_nd
+            and memcmp(cnp.PyArray_DIMS(arr), _prev_dims, nd * sizeof(cnp.npy_intp)) == 0):
+        return _prev_out_info
     info = _intern_out_info(array.shape, array.dtype)
     if nd <= 8:
+        # The last becomes the previous (its pair holds its dtype: the
+        # pointer stays valid), this one the last.
+        memcpy(_prev_dims, _last_dims, sizeof(_last_dims))
+        _prev_nd = _last_nd
+        _prev_descr = _last_descr
+        _prev_out_info = _last_out_info
         memcpy(_last_dims, cnp.PyArray_DIMS(arr), nd * sizeof(cnp.npy_intp))
         _last_nd = nd
         _last_descr = <void*>cnp.PyArray_DESCR(arr)
@@ -6406,6 +6411,14 @@ cdef enum:
     _STEAL_ARRAY_REFS = 2
 
 
+cdef inline bint _plain(Tensor t):
+    # Nothing but its array: no history, counter, view links, locks, weak
+    # references or subclass state. Unshared (the steal rule's counts), such a
+    # gradient becomes the .grad itself instead of a new Tensor around its array.
+    return (type(t) is Tensor and t._meta is None and t._version_counter is None
+            and t._links is None and t._locks == 0 and not _has_weakrefs(t))
+
+
 cdef inline Py_ssize_t _version_or_zero(Tensor t) noexcept:
     return 0 if t._version_counter is None else t._version_counter.value
 
@@ -6435,7 +6448,7 @@ cdef int _accumulate_into(Tensor owner, Tensor grad, bint create_graph) except -
                     and Py_REFCNT(arr) <= _STEAL_ARRAY_REFS
                     and Py_REFCNT(grad) <= _STEAL_TENSOR_REFS
                     and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr)):
-                new = grad if recorded else wrap_array(arr)
+                new = grad if recorded or _plain(grad) else wrap_array(arr)
             elif recorded:
                 # A differentiable copy: casting to its own dtype copies (astype),
                 # and its node sends the gradient straight through.

@@ -670,3 +670,41 @@ def test_a_bias_gradient_is_sum_to_bit_for_bit_with_or_without_recording(dtype, 
         assert bias.grad.dtype == dtype and bias.grad.shape == bias_shape
         assert bias.grad.detach().numpy().tobytes() == expected.tobytes()
         assert (bias.grad.grad_fn is not None) == create_graph    # d bias.grad / d weight
+
+
+def test_nodes_of_alternating_shapes_and_dtypes_keep_their_own_output_info():
+    # Recording remembers the (shape, dtype) pairs of the last two distinct
+    # outputs; a step alternating three shapes and two dtypes must still give
+    # each node its own (the engine fits every gradient to it).
+    x = oxmera.tensor(np.arange(1.0, 5.0), requires_grad=True)             # (4,) float64
+    w = oxmera.tensor(np.ones((2, 4), np.float32), requires_grad=True)      # (2, 4) float32
+    total = None
+    for k in range(3):
+        s = (x * (k + 1)).sum()                         # (4,) f64, then () f64
+        h = (w * s.float()).sum(1)                      # (2, 4) f32, (2,) f32
+        term = h.double().sum() + s                     # (2,) f64, () f64
+        total = term if total is None else total + term
+    total.backward()
+    # d/dx: sum_k (k+1) * (1 + 8) ; d/dw: sum_k s_k with s_k = (k+1) * 10
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 6.0 * 9))
+    assert x.grad.dtype == np.float64 and x.grad.shape == (4,)
+    np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 4), 60.0, np.float32))
+    assert w.grad.dtype == np.float32 and w.grad.shape == (2, 4)
+
+
+def test_a_gradient_a_hook_kept_is_not_adopted_as_the_grad():
+    # An unshared plain gradient becomes .grad itself; one a hook kept is
+    # shared, so .grad gets its own memory.
+    x = oxmera.tensor([1.0, 2.0], dtype=oxmera.float64, requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g))
+    (x * 3).sum().backward()
+    assert x.grad is not seen[0]
+    with oxmera.no_grad():
+        x.grad.add_(1.0)
+    assert seen[0].tolist() == [3.0, 3.0] and x.grad.tolist() == [4.0, 4.0]
+    y = oxmera.tensor([1.0, 2.0], dtype=oxmera.float64, requires_grad=True)
+    (y * 3).sum().backward()
+    g = y.grad
+    (y * 3).sum().backward()            # accumulates into the same .grad, in place
+    assert y.grad is g and g.tolist() == [6.0, 6.0]
