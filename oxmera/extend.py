@@ -106,7 +106,12 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         A NumPy function the forward equals when called with its tensor
         inputs alone (``np.multiply`` for ``mul``): the core then calls it
         directly, saving a Python call on the commonest calls. The forward
-        still runs when other arguments are given.
+        still runs when other arguments are given. A ufunc of one or two
+        inputs goes further: on small float32/float64 arrays of one shape
+        (or such an array and a Python number) the core runs the ufunc's
+        own inner loop, the one NumPy's dispatch would pick, without the
+        dispatch (the same bits; NumPy's call where the loop raised a
+        floating-point flag, so its warnings hold).
     quiet : bool
         Silence NumPy's floating-point warnings (overflow, division by zero,
         invalid) in the forward, as PyTorch never warns: results are IEEE
