@@ -3201,8 +3201,9 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
 
     It runs when the operands are small float arrays of one dtype and shape,
     each C-contiguous or one value broadcast (see _loop_operand), or one is
-    such an array and the other a Python number; None otherwise, and when the
-    loop raised a floating-point flag, which NumPy's call then reports.
+    such an array and the other a 0-d array of its dtype or a Python number;
+    None otherwise, and when the loop raised a floating-point flag, which
+    NumPy's call then reports.
     """
     cdef cnp.ufunc u = <cnp.ufunc>ufunc
     cdef int ta, tb, num, loop
@@ -3223,10 +3224,19 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
     else:
         tb = _loop_operand(b, &b_full)
         if ta >= 0 and tb >= 0:
-            if ta != tb or not _same_dims(<cnp.ndarray>a, <cnp.ndarray>b):
+            if ta != tb:
+                return None
+            if _same_dims(<cnp.ndarray>a, <cnp.ndarray>b):
+                shape_of = <cnp.ndarray>a
+            elif cnp.PyArray_NDIM(<cnp.ndarray>b) == 0:
+                shape_of = <cnp.ndarray>a       # a 0-d array broadcasts as one value
+                b_full = 0
+            elif cnp.PyArray_NDIM(<cnp.ndarray>a) == 0:
+                shape_of = <cnp.ndarray>b
+                a_full = 0
+            else:
                 return None
             num = ta
-            shape_of = <cnp.ndarray>a
             args[0] = <char *>cnp.PyArray_DATA(<cnp.ndarray>a)
             args[1] = <char *>cnp.PyArray_DATA(<cnp.ndarray>b)
         elif ta >= 0:
@@ -5184,12 +5194,15 @@ cdef object _vectorcall_vjp(object vjp, GradFn node, object grads, tuple args):
     return PyObject_Vectorcall(vjp, stack, 2 + n, NULL)
 
 
-cdef object _call_vjp(GradFn node, object grads):
+cdef object _call_vjp(GradFn node, object grads, object args=None):
+    # ``args``: the VJP's arguments if the caller made them (a tracer must see
+    # the very 0-d Tensors _vjp_args made for Python numbers), else None.
     cdef OpDef op = node.op
     vjp = op.vjp
     if vjp is None:
         raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")
-    args = _vjp_args(node) if node.scalar_inputs else node.args
+    if args is None:
+        args = _vjp_args(node) if node.scalar_inputs else node.args
     if node.kwargs is not None:
         result = vjp(node, grads, *_args_of(args), **node.kwargs)
     elif type(args) is not tuple:
@@ -5622,7 +5635,9 @@ cdef object _trace_vjp(GradFn node, object grad, tuple args):
     # Plain no-grad mode, not _OFF_IN_BACKWARD: the trace notes every product
     # (a replay makes _unit_product's test itself, on each node's arrays).
     try:
-        result = _call_vjp(node, grad)
+        # The arguments the tracer was given: a Python number's 0-d Tensor is
+        # made anew by each _vjp_args (a trace of another one would refuse).
+        result = _call_vjp(node, grad, args)
     finally:
         oxmera_set_tracer(previous)
         _n_tracing -= 1

@@ -407,3 +407,22 @@ def test_a_replaced_vjp_is_traced_again(monkeypatch):
     x.sin().sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.cos([0.25, 0.5]))
     assert len(calls) == 1
+
+
+def test_a_node_with_a_python_number_input_is_replayed():
+    # The VJP of x * 0.999 gets the number as a 0-d Tensor that _vjp_args
+    # makes anew for each call: the trace must see the one the VJP got
+    # (regression: every such signature was refused, so x * c ran as Python).
+    core.forget_vjp_replays(oxmera.mul.op)
+    core.forget_vjp_replays(oxmera.add.op)
+    grads = []
+    for c in (0.999, 0.5, 0.999):
+        x = oxmera.tensor([0.25, -1.5], dtype=oxmera.float64, requires_grad=True)
+        (x * c + 0.001).sum().backward()
+        grads.append(x.grad.numpy().copy())
+    assert core.vjp_replays(oxmera.mul.op) == [(True, ("mul",))]
+    assert core.vjp_replays(oxmera.add.op)[0][0]
+    # The number is an input of the replay, not a constant of the trace.
+    np.testing.assert_array_equal(grads[1], [0.5, 0.5])
+    np.testing.assert_array_equal(grads[0], [0.999, 0.999])
+    np.testing.assert_array_equal(grads[2], [0.999, 0.999])
