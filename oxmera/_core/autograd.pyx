@@ -18,7 +18,8 @@ What does not
 """
 
 cimport cython
-from cpython.object cimport PyObject, PyTypeObject, destructor, inquiry, traverseproc, visitproc
+from cpython.object cimport (PyObject, PyObject_TypeCheck, PyTypeObject, destructor, inquiry,
+                             traverseproc, visitproc)
 from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_FromVoidPtr
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
@@ -141,6 +142,19 @@ cdef object _np_zeros = np.zeros
 cdef object _np_add = np.add
 cdef object _np_add_reduce = np.add.reduce
 cdef object _np_generic = np.generic    # module attribute lookups cost on hot paths
+
+
+# isinstance(v, ndarray) and isinstance(v, np.generic), in C. Python's isinstance
+# against a class object looks ``v.__class__`` up whenever the answer is no
+# (~1,000 instructions for a None or a Python number: an op given one paid it
+# twice, and releasing a node's saved values once per None among them).
+# NumPy's own checks are a type test.
+cdef inline bint _is_ndarray(object v) noexcept:
+    return PyObject_TypeCheck(v, <PyTypeObject*>ndarray)
+
+
+cdef inline bint _is_np_scalar(object v) noexcept:
+    return PyObject_TypeCheck(v, <PyTypeObject*>_np_generic)
 
 
 class OpError(ValueError, RuntimeError):
@@ -380,7 +394,7 @@ cdef object _as_storage(object array):
     # Any array-like as what a Tensor holds: a base-class ndarray of a
     # supported dtype (used where arrays arrive without as_array's rules).
     if type(array) is not ndarray:
-        if isinstance(array, ndarray):
+        if _is_ndarray(array):
             array = _base_ndarray(array)
         else:
             return as_array(array)
@@ -402,7 +416,7 @@ cdef bint _leads_to_tensor(object data) except -1:
         if not data:
             return False
         data = data[0]
-    return isinstance(data, (Tensor, _np_generic))
+    return isinstance(data, Tensor) or _is_np_scalar(data)
 
 
 cdef bint _is_nested_sequence(object value):
@@ -435,7 +449,7 @@ def _nested_array(data, dtype=None):
                     f"inside a sequence, got one of shape {array.shape} (use oxmera.stack to "
                     f"join tensors)")
             value = array.reshape(())
-        if isinstance(value, (ndarray, _np_generic)):
+        if _is_ndarray(value) or _is_np_scalar(value):
             kind = value.dtype
         elif isinstance(value, bool):
             kind = _bool
@@ -491,9 +505,9 @@ def as_array(data, dtype=None, bint copy=False):
     cdef bint fresh = False
     if isinstance(data, Tensor):
         arr = (<Tensor>data)._data
-    elif isinstance(data, ndarray):
+    elif _is_ndarray(data):
         arr = data if type(data) is ndarray else _base_ndarray(data)
-    elif isinstance(data, _np_generic):
+    elif _is_np_scalar(data):
         arr = _np_asarray(data)
         fresh = True
     else:
@@ -885,7 +899,8 @@ cdef class Tensor:
                 requires_grad = args[2]
             if data is None:
                 data = np.empty((0,), dtype=_default_dtype if dtype is None else dtype)
-            elif dtype is None and not isinstance(data, (Tensor, ndarray, _np_generic)):
+            elif dtype is None and not (isinstance(data, Tensor) or _is_ndarray(data)
+                                        or _is_np_scalar(data)):
                 dtype = _default_dtype      # torch.Tensor([1, 2]) is a float tensor
             array = as_array(data, dtype, copy=True)
         if requires_grad:
@@ -2187,11 +2202,11 @@ cdef object _node_input_slot(GradFn node, Py_ssize_t i):
 
 
 cdef inline bint _holds_tensor(object value) noexcept:
-    if isinstance(value, (Tensor, ndarray)):
+    if isinstance(value, Tensor) or _is_ndarray(value):
         return True
     if type(value) is tuple or type(value) is list:
         for item in value:
-            if isinstance(item, (Tensor, ndarray)):
+            if isinstance(item, Tensor) or _is_ndarray(item):
                 return True
     return False
 
@@ -2999,11 +3014,11 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
                 any_array = True
                 if t._meta is not None and t._meta.requires_grad:
                     recording = True
-            elif isinstance(v, _np_generic):
+            elif _is_np_scalar(v):
                 # NumPy scalars act like Python numbers (numpy.float64 even
                 # subclasses float): they must not upcast a float32 tensor.
                 v = v.item()
-            elif isinstance(v, ndarray):
+            elif _is_ndarray(v):
                 if type(v) is not ndarray:
                     v = _base_ndarray(v)        # np.matrix, memmap...: see _base_ndarray
                 num = cnp.PyArray_TYPE(<cnp.ndarray>v)
@@ -3396,7 +3411,7 @@ cdef tuple _tensor_inputs(tuple args, tuple arrays, Py_ssize_t n):
     for i in range(n):
         v = values[i]
         if v is not None and not isinstance(v, Tensor) and not _is_python_scalar(v) \
-                and not isinstance(v, _np_generic):
+                and not _is_np_scalar(v):
             values[i] = wrap_array(arrays[i])
     return tuple(values)
 
@@ -3664,7 +3679,7 @@ cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):
         kwargs = dict(kwargs)
         args = (kwargs.pop(op.input_names[0]),)
     seq = args[0]
-    if isinstance(seq, (Tensor, ndarray)):
+    if isinstance(seq, Tensor) or _is_ndarray(seq):
         raise TypeError(f"{op.name}(): expected a sequence of tensors, got a single "
                         f"{type(seq).__name__}")
     values = list(seq)
@@ -4995,7 +5010,7 @@ cdef object _expected_dtype(object fn, Py_ssize_t nr):
 cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
     if isinstance(g, Tensor):
         return <Tensor>g
-    if isinstance(g, (ndarray, _np_generic, float, int)):
+    if _is_ndarray(g) or _is_np_scalar(g) or isinstance(g, (float, int)):
         return wrap_array(_np_asarray(g))
     raise TypeError(f"{node.op.backward_name} returned a {type(g).__name__} as the gradient of "
                     f"input {i}; a VJP must return Tensors or None")
@@ -5145,7 +5160,7 @@ cdef dict _int_arrays = {}
 cdef Tensor _scalar_tensor(object v):
     # NumPy's dtype for the number (float64, int64, bool): exact, and 0-d, so
     # by the promotion rules it does not upcast the gradient it multiplies.
-    if isinstance(v, _np_generic):
+    if _is_np_scalar(v):
         v = v.item()
     table = _float_arrays if type(v) is float else _int_arrays if type(v) is int else None
     arr = None if table is None else (<dict>table).get(v)
