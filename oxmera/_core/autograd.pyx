@@ -3210,6 +3210,21 @@ cdef inline bint _loop_number(object v, double *value) noexcept:
     return False
 
 
+cdef inline bint _number_arg(object v, int num, double *d, float *f, char **arg) noexcept:
+    # A Python number as a loop operand of dtype ``num`` (read at stride 0),
+    # kept in ``d`` or ``f``: False when ``v`` is no such number, or rounding
+    # it to float32 raised a flag (NumPy's call then reports it).
+    if not _loop_number(v, d):
+        return False
+    if num == cnp.NPY_FLOAT:
+        if oxmera_to_float32(d[0], f):
+            return False
+        arg[0] = <char *>f
+    else:
+        arg[0] = <char *>d
+    return True
+
+
 cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object b):
     """``ufunc(a)`` or ``ufunc(a, b)`` by NumPy's own loop (``loop64``/``loop32``:
     its index for float64/float32, see _ufunc_loop), or None.
@@ -3221,10 +3236,10 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
     NumPy's call then reports.
     """
     cdef cnp.ufunc u = <cnp.ufunc>ufunc
-    cdef int ta, tb, num, loop
+    cdef int ta, tb, num, loop, k
     cdef int a_full = 1, b_full = 1     # (a number is not full: set below)
-    cdef double sa = 0.0, sb = 0.0
-    cdef float fa = 0.0, fb = 0.0
+    cdef double sb = 0.0
+    cdef float fb = 0.0
     cdef cnp.ndarray shape_of
     cdef char *args[3]
     cdef cnp.npy_intp steps[3]
@@ -3254,32 +3269,18 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
             num = ta
             args[0] = <char *>cnp.PyArray_DATA(<cnp.ndarray>a)
             args[1] = <char *>cnp.PyArray_DATA(<cnp.ndarray>b)
-        elif ta >= 0:
-            if not _loop_number(b, &sb):
-                return None
-            num = ta
-            shape_of = <cnp.ndarray>a
-            args[0] = <char *>cnp.PyArray_DATA(shape_of)
-            b_full = 0
-            if num == cnp.NPY_FLOAT:
-                if oxmera_to_float32(sb, &fb):
-                    return None
-                args[1] = <char *>&fb
+        elif ta >= 0 or tb >= 0:
+            # One array (at ``k``) and one Python number, read at stride 0.
+            k = 0 if ta >= 0 else 1
+            num = ta if k == 0 else tb
+            shape_of = <cnp.ndarray>(a if k == 0 else b)
+            args[k] = <char *>cnp.PyArray_DATA(shape_of)
+            if k == 0:
+                b_full = 0
             else:
-                args[1] = <char *>&sb
-        elif tb >= 0:
-            if not _loop_number(a, &sa):
+                a_full = 0
+            if not _number_arg(b if k == 0 else a, num, &sb, &fb, &args[1 - k]):
                 return None
-            num = tb
-            shape_of = <cnp.ndarray>b
-            args[1] = <char *>cnp.PyArray_DATA(shape_of)
-            a_full = 0
-            if num == cnp.NPY_FLOAT:
-                if oxmera_to_float32(sa, &fa):
-                    return None
-                args[0] = <char *>&fa
-            else:
-                args[0] = <char *>&sa
         else:
             return None
     loop = loop64 if num == cnp.NPY_DOUBLE else loop32
