@@ -56,7 +56,7 @@ cdef class OpDef:
     cdef readonly object numpy_forward  # NumPy callable equal to forward on the inputs alone
     cdef readonly Py_ssize_t n_required  # leading tensor inputs without a default
     cdef readonly tuple input_defaults  # defaults of the tensor inputs after those
-    cdef int loop64, loop32        # numpy_forward's own loop for float64/float32 (-1: none)
+    cdef int loop64, loop32        # 1 + the index of numpy_forward's float64/float32 loop; 0: none
     cdef readonly bint quiet       # silence NumPy floating-point warnings in the forward
     cdef readonly tuple hidden     # indices of outputs kept only for the VJP, or None
     cdef readonly object unit      # a value that leaves the other operand as is (mul: 1), or None

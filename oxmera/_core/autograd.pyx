@@ -1692,11 +1692,12 @@ cdef class OpDef:
         self.view = view
         self.output_type = output_type
         self.numpy_forward = numpy_forward
-        # _small_ufunc's loops, when the forward is a ufunc of the op's arity.
-        self.loop64 = self.loop32 = -1
+        # _small_ufunc's loops, when the forward is a ufunc of the op's arity
+        # (1 + the loop's index: the zero an OpDef starts with means none).
+        self.loop64 = self.loop32 = 0
         if type(numpy_forward) is cnp.ufunc and (<cnp.ufunc>numpy_forward).nin == n_inputs:
-            self.loop64 = _ufunc_loop(numpy_forward, cnp.NPY_DOUBLE)
-            self.loop32 = _ufunc_loop(numpy_forward, cnp.NPY_FLOAT)
+            self.loop64 = _ufunc_loop(numpy_forward, cnp.NPY_DOUBLE) + 1
+            self.loop32 = _ufunc_loop(numpy_forward, cnp.NPY_FLOAT) + 1
         self.quiet = quiet
         self.hidden = _check_hidden(name, hidden, output_type)
         if unit is not None and (n_inputs != 2 or type(unit) not in (int, float)):
@@ -3163,8 +3164,8 @@ cdef int _ufunc_loop(object ufunc, int typenum) except -2:
     return -1
 
 
-cdef int _add_loop64 = _ufunc_loop(np.add, cnp.NPY_DOUBLE)
-cdef int _add_loop32 = _ufunc_loop(np.add, cnp.NPY_FLOAT)
+cdef int _add_loop64 = _ufunc_loop(np.add, cnp.NPY_DOUBLE) + 1     # (as OpDef.loop64)
+cdef int _add_loop32 = _ufunc_loop(np.add, cnp.NPY_FLOAT) + 1
 
 
 cdef inline int _loop_operand(object v, int *full) noexcept:
@@ -3227,7 +3228,7 @@ cdef inline bint _number_arg(object v, int num, double *d, float *f, char **arg)
 
 cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object b):
     """``ufunc(a)`` or ``ufunc(a, b)`` by NumPy's own loop (``loop64``/``loop32``:
-    its index for float64/float32, see _ufunc_loop), or None.
+    1 + its index for float64/float32, see _ufunc_loop; 0: none), or None.
 
     It runs when the operands are small float arrays of one dtype and shape,
     each C-contiguous or one value broadcast (see _loop_operand), or one is
@@ -3283,7 +3284,7 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
                 return None
         else:
             return None
-    loop = loop64 if num == cnp.NPY_DOUBLE else loop32
+    loop = (loop64 if num == cnp.NPY_DOUBLE else loop32) - 1
     if loop < 0:
         return None
     size = 8 if num == cnp.NPY_DOUBLE else 4
@@ -3323,7 +3324,7 @@ def add_reduce_all(x):
     cdef cnp.ufunc u = <cnp.ufunc>_np_add
     num = _loop_operand(x, &full)
     if num >= 0 and full and cnp.PyArray_SIZE(<cnp.ndarray>x) > 0:
-        loop = _add_loop64 if num == cnp.NPY_DOUBLE else _add_loop32
+        loop = (_add_loop64 if num == cnp.NPY_DOUBLE else _add_loop32) - 1
         if loop >= 0:
             out = cnp.PyArray_ZEROS(0, NULL, num, 0)    # add's identity, +0.0
             args[0] = args[2] = <char *>cnp.PyArray_DATA(<cnp.ndarray>out)
@@ -3339,8 +3340,10 @@ def add_reduce_all(x):
 def _small_ufunc_for_tests(ufunc, a, b=None):
     """_small_ufunc for tests: ``ufunc`` on ``a`` (and ``b``) by NumPy's own loop,
     or None where that does not apply."""
-    return _small_ufunc(ufunc, _ufunc_loop(ufunc, cnp.NPY_DOUBLE),
-                        _ufunc_loop(ufunc, cnp.NPY_FLOAT), a, b)
+    if type(ufunc) is not cnp.ufunc:
+        return None         # (_small_ufunc reads a ufunc's fields: its callers pass one)
+    return _small_ufunc(ufunc, _ufunc_loop(ufunc, cnp.NPY_DOUBLE) + 1,
+                        _ufunc_loop(ufunc, cnp.NPY_FLOAT) + 1, a, b)
 
 
 cdef inline bint _same_dims(cnp.ndarray a, cnp.ndarray b) noexcept:
@@ -3371,7 +3374,7 @@ cdef object _forward(OpDef op, tuple fargs, Py_ssize_t nargs, dict kwargs, objec
                 raise TypeError(f"{op.name}(): its prepare step returned "
                                 f"{type(slots).__name__} for {n} inputs; expected a list of {n}")
             fargs = tuple(slots) + fargs[n:]
-    if op.loop64 >= 0 and reuse is None and nargs == n and not kwargs:
+    if op.loop64 and reuse is None and nargs == n and not kwargs:
         out = _small_ufunc(op.numpy_forward, op.loop64, op.loop32, fargs[0],
                            fargs[1] if n == 2 else None)
         if out is not None:
