@@ -1695,7 +1695,7 @@ cdef class OpDef:
         # _small_ufunc's loops, when the forward is a ufunc of the op's arity
         # (1 + the loop's index: the zero an OpDef starts with means none).
         self.loop64 = self.loop32 = 0
-        if type(numpy_forward) is cnp.ufunc and (<cnp.ufunc>numpy_forward).nin == n_inputs:
+        if type(numpy_forward) is cnp.ufunc and oxmera_ufunc_nin(numpy_forward) == n_inputs:
             self.loop64 = _ufunc_loop(numpy_forward, cnp.NPY_DOUBLE) + 1
             self.loop32 = _ufunc_loop(numpy_forward, cnp.NPY_FLOAT) + 1
         self.quiet = quiet
@@ -3108,7 +3108,7 @@ cdef extern from *:
     """
     #include <fenv.h>
     #define OXMERA_LOOP_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
-    typedef void (*oxmera_ufunc_loop)(char **, npy_intp const *, npy_intp const *, void *);
+    typedef void (*oxmera_inner_loop)(char **, npy_intp const *, npy_intp const *, void *);
 
     /* Run a ufunc's inner loop over n elements; nonzero when it raised a flag
        NumPy reports. (The results are stored before the flags are read: the
@@ -3118,7 +3118,7 @@ cdef extern from *:
         npy_intp dims[1];
         dims[0] = n;
         feclearexcept(OXMERA_LOOP_FLAGS);
-        ((oxmera_ufunc_loop)loop)(args, dims, steps, data);
+        ((oxmera_inner_loop)loop)(args, dims, steps, data);
         return fetestexcept(OXMERA_LOOP_FLAGS) != 0;
     }
 
@@ -3135,6 +3135,45 @@ cdef extern from *:
                         void *data) noexcept
     int oxmera_to_float32(double value, float *out) noexcept
 
+
+cdef extern from *:
+    """
+    #include "numpy/ufuncobject.h"
+    /* A ufunc's fields: NumPy 2.5 moved them behind _PyUFuncObject_GET_ITEM_DATA
+       (its Cython declarations no longer expose ``types``); before, they are
+       the PyUFuncObject itself. */
+    #ifdef _PyUFuncObject_GET_ITEM_DATA
+    #define OXMERA_UFUNC(u) _PyUFuncObject_GET_ITEM_DATA(u)
+    #else
+    #define OXMERA_UFUNC(u) ((PyUFuncObject *)(u))
+    #endif
+
+    /* The index of the first loop of ufunc ``u`` whose operands all are of
+       ``typenum`` (NumPy's legacy selection), or -1: none, or not a ufunc of
+       one or two inputs and one output. */
+    static int oxmera_ufunc_loop(PyObject *u, int typenum) {
+        int i, k, nargs = OXMERA_UFUNC(u)->nargs;
+        if (OXMERA_UFUNC(u)->nout != 1 || OXMERA_UFUNC(u)->nin < 1 || OXMERA_UFUNC(u)->nin > 2)
+            return -1;
+        for (i = 0; i < OXMERA_UFUNC(u)->ntypes; i++) {
+            for (k = 0; k < nargs; k++) {
+                if ((int)OXMERA_UFUNC(u)->types[i * nargs + k] != typenum) break;
+            }
+            if (k == nargs) return i;
+        }
+        return -1;
+    }
+    static int oxmera_ufunc_nin(PyObject *u) { return OXMERA_UFUNC(u)->nin; }
+    static void *oxmera_ufunc_function(PyObject *u, int i) {
+        return (void *)OXMERA_UFUNC(u)->functions[i];
+    }
+    static void *oxmera_ufunc_data(PyObject *u, int i) { return OXMERA_UFUNC(u)->data[i]; }
+    """
+    int oxmera_ufunc_loop(object u, int typenum) noexcept
+    int oxmera_ufunc_nin(object u) noexcept
+    void *oxmera_ufunc_function(object u, int i) noexcept
+    void *oxmera_ufunc_data(object u, int i) noexcept
+
 cnp.import_ufunc()
 
 
@@ -3144,24 +3183,13 @@ cdef enum:
     _SMALL_UFUNC_SIZE = 4096
 
 
-cdef int _ufunc_loop(object ufunc, int typenum) except -2:
+cdef int _ufunc_loop(object ufunc, int typenum) noexcept:
     # The index of ``ufunc``'s loop NumPy runs when every operand is of
     # ``typenum``: the first whose types all are (NumPy's legacy selection),
     # or -1 (none, or not a ufunc of one or two inputs and one output).
-    cdef cnp.ufunc u
-    cdef int i, k
     if type(ufunc) is not cnp.ufunc:
         return -1
-    u = <cnp.ufunc>ufunc
-    if u.nout != 1 or u.nin < 1 or u.nin > 2:
-        return -1
-    for i in range(u.ntypes):
-        for k in range(u.nargs):
-            if <int>u.types[i * u.nargs + k] != typenum:
-                break
-        else:
-            return i
-    return -1
+    return oxmera_ufunc_loop(ufunc, typenum)
 
 
 cdef int _add_loop64 = _ufunc_loop(np.add, cnp.NPY_DOUBLE) + 1     # (as OpDef.loop64)
@@ -3236,7 +3264,7 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
     None otherwise, and when the loop raised a floating-point flag, which
     NumPy's call then reports.
     """
-    cdef cnp.ufunc u = <cnp.ufunc>ufunc
+    cdef int nin = oxmera_ufunc_nin(ufunc)
     cdef int ta, tb, num, loop, k
     cdef int a_full = 1, b_full = 1     # (a number is not full: set below)
     cdef double sb = 0.0
@@ -3246,7 +3274,7 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
     cdef cnp.npy_intp steps[3]
     cdef cnp.npy_intp n, size
     ta = _loop_operand(a, &a_full)
-    if u.nin == 1:
+    if nin == 1:
         if ta < 0:
             return None
         num = ta
@@ -3294,9 +3322,10 @@ cdef object _small_ufunc(object ufunc, int loop64, int loop32, object a, object 
         return out          # (NumPy runs no loop on nothing, and reads no element)
     steps[0] = size if a_full else 0
     steps[1] = size if b_full else 0
-    steps[u.nin] = size
-    args[u.nin] = <char *>cnp.PyArray_DATA(<cnp.ndarray>out)
-    if oxmera_run_loop(<void *>u.functions[loop], args, n, steps, u.data[loop]):
+    steps[nin] = size
+    args[nin] = <char *>cnp.PyArray_DATA(<cnp.ndarray>out)
+    if oxmera_run_loop(oxmera_ufunc_function(ufunc, loop), args, n, steps,
+                       oxmera_ufunc_data(ufunc, loop)):
         return None
     return out
 
@@ -3321,7 +3350,6 @@ def add_reduce_all(x):
     cdef int loop
     cdef char *args[3]
     cdef cnp.npy_intp steps[3]
-    cdef cnp.ufunc u = <cnp.ufunc>_np_add
     num = _loop_operand(x, &full)
     if num >= 0 and full and cnp.PyArray_SIZE(<cnp.ndarray>x) > 0:
         loop = (_add_loop64 if num == cnp.NPY_DOUBLE else _add_loop32) - 1
@@ -3331,8 +3359,9 @@ def add_reduce_all(x):
             args[1] = <char *>cnp.PyArray_DATA(<cnp.ndarray>x)
             steps[0] = steps[2] = 0
             steps[1] = cnp.PyArray_ITEMSIZE(<cnp.ndarray>x)
-            if not oxmera_run_loop(<void *>u.functions[loop], args,
-                                   cnp.PyArray_SIZE(<cnp.ndarray>x), steps, u.data[loop]):
+            if not oxmera_run_loop(oxmera_ufunc_function(_np_add, loop), args,
+                                   cnp.PyArray_SIZE(<cnp.ndarray>x), steps,
+                                   oxmera_ufunc_data(_np_add, loop)):
                 return out
     return _np_add_reduce(x, None)
 
