@@ -90,11 +90,15 @@ cdef class GradFn:
     cdef readonly OpDef op         # the op definition: name, vjp, flags
     # Per input: None, a leaf Tensor (sink) or a GradFn. A tuple of them, except
     # for one input: the edge itself (no tuple per node), or the shared (None,)
-    # when it is None. Read it with _n_edges/_edge. None until built.
+    # when it is None; and for two inputs of which one has no edge (x * 0.5):
+    # the other edge itself, its index in ``layout``. Read it with
+    # _n_edges/_edge. None until built.
     cdef object next_fns
-    # The call's positional args, unsaved tensors replaced by None: a tuple,
-    # or the one argument itself when there is one and it is neither None nor
-    # a tuple (no 1-tuple per unary node). Read it with _args_of. None once released.
+    # The call's positional args, unsaved tensors replaced by None: a tuple
+    # (one shared tuple when all are None), or the one argument itself when
+    # there is one and it is neither None nor a tuple (no 1-tuple per unary
+    # node), or when there are two and the other is None (``layout`` says
+    # which). Read it with _args_of/_arg_at. None once released.
     cdef object args
     cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
@@ -107,7 +111,9 @@ cdef class GradFn:
     cdef object out_info
     cdef unsigned char released    # saved values freed by a backward without retain_graph
     cdef unsigned char locked      # it locked saved memory read-only (released with the values)
-    cdef unsigned char scalar_inputs    # a saved input is a number or packed: args via _vjp_args
+    # Bits (_SCALAR_INPUTS ...): a saved input is a number or packed (args via
+    # _vjp_args); next_fns or args hold the one item of a pair bare, and which.
+    cdef unsigned char layout
     # set before each VJP: the backward frees the saved values after it
     cdef unsigned char frees_saved
     # 1 + its index among the sealed objects (untracked), or 0: an int, in the

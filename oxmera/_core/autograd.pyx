@@ -1864,8 +1864,8 @@ cdef class GradFn:
         out = []
         if self.next_fns is None:
             return ()
-        for i in range(_n_edges(self.next_fns)):
-            fn = _edge(self.next_fns, i)
+        for i in range(_n_edges(self)):
+            fn = _edge(self, i)
             if isinstance(fn, Tensor):
                 out.append((AccumulateGrad(fn), 0))
             else:
@@ -1885,15 +1885,15 @@ cdef class GradFn:
         # inputs one of the shared tuples, else filled in place.
         if self.next_fns is None:
             return ()
-        n = _n_edges(self.next_fns)
+        n = _n_edges(self)
         if n <= 3:
             for i in range(n):
-                if _edge(self.next_fns, i) is not None:
+                if _edge(self, i) is not None:
                     mask |= 1 << i
             return (<tuple>_NEEDS[n])[mask]
         flags = PyTuple_New(n)
         for i in range(n):
-            flag = _edge(self.next_fns, i) is not None
+            flag = _edge(self, i) is not None
             Py_INCREF(flag)
             PyTuple_SET_ITEM(flags, i, flag)
         return flags
@@ -2022,7 +2022,7 @@ cdef class GradFn:
         without ``unpack``, packed values read None (see ``_packed_slots``)."""
         if self.released:
             raise RuntimeError(_FREED)
-        args = None if self.args is None else _args_of(self.args)
+        args = None if self.args is None else _args_of(self)
         if unpack and self.extras is not None and self.extras.packed is not None:
             args = _unpacked_args(self, False)
         return args, self.kwargs
@@ -2173,7 +2173,7 @@ cdef int _node_check_saved(GradFn node) except -1:
     if node.released:
         raise RuntimeError(_FREED)
     if node.args is not None:
-        for i in range(_n_edges(node.next_fns)):
+        for i in range(_n_edges(node)):
             arg = _node_input_slot(node, i)
             if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
                 now = (<Tensor>arg)._version_counter.value
@@ -2197,9 +2197,7 @@ cdef int _node_check_saved(GradFn node) except -1:
 cdef object _node_input_slot(GradFn node, Py_ssize_t i):
     if node.op.n_inputs < 0:
         return node.args[0][i]
-    if type(node.args) is not tuple:
-        return node.args            # the only argument (i is 0)
-    return node.args[i]
+    return _arg_at(node, i)
 
 
 cdef inline bint _holds_tensor(object value) noexcept:
@@ -2221,7 +2219,7 @@ cdef bint _saved_no_tensor(GradFn node) except -1:
                                     or node.extras.packed is not None):
         return False
     if node.args is not None:
-        for value in _args_of(node.args):
+        for value in _args_of(node):
             if _holds_tensor(value):
                 return False
     if node.kwargs is not None:
@@ -2246,10 +2244,10 @@ cdef object _input_edge(GradFn node, Py_ssize_t i):
     # ``i`` comes from a VJP author's code, and release builds index tuples
     # without bounds checks (boundscheck/wraparound off): check it here, or a
     # wrong index reads past the tuple and crashes the interpreter.
-    if node.next_fns is None or i < 0 or i >= _n_edges(node.next_fns):
+    if node.next_fns is None or i < 0 or i >= _n_edges(node):
         raise IndexError(f"{node.name}: input index {i} is out of range for an op with "
-                         f"{0 if node.next_fns is None else _n_edges(node.next_fns)} inputs")
-    fn = _edge(node.next_fns, i)
+                         f"{0 if node.next_fns is None else _n_edges(node)} inputs")
+    fn = _edge(node, i)
     if fn is None:
         raise RuntimeError(f"{node.name}: input {i} needs no gradient")
     return fn
@@ -2375,7 +2373,7 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
     # PyTorch, no version check is made either). The packed values may be any
     # user objects: they hang from this node's extras, and a node with extras
     # is never sealed (_try_seal), so the collector sees any cycle through them.
-    cdef Py_ssize_t i, k, n = _n_edges(node.next_fns)
+    cdef Py_ssize_t i, k, n = _n_edges(node)
     cdef list slots, entries
     cdef bint sequence = node.op.n_inputs < 0
     cdef Tensor t
@@ -2383,7 +2381,7 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
         # A custom Function's node (record_function): what its VJP reads is
         # what ctx.save_for_backward kept, which function.py packs itself.
         return 0
-    cdef tuple args = _args_of(node.args)
+    cdef tuple args = _args_of(node)
     slots = list(args[0]) if sequence else list(args[:n])
     entries = []
     for i in range(n):
@@ -2415,13 +2413,14 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
         else:
             node.saved_output = tuple([None if any(e[0] == -1 - k for e in entries)
                                        else saved[k] for k in range(node.num_outputs)])
+    node.layout &= ~(_PAIR_ARG | _PAIR_ARG_1)
     node.args = (tuple(slots),) + args[1:] if sequence else tuple(slots) + args[n:]
     extras = _extras_of(node)
     if extras.packed is None:
         extras.packed = entries
     else:
         extras.packed.extend(entries)
-    node.scalar_inputs = True           # the VJP's args come from _vjp_args, which unpacks
+    node.layout |= _SCALAR_INPUTS      # the VJP's args come from _vjp_args, which unpacks
     if was_locked and OXMERA_LOCKS_COMPILED:
         # What stays unpacked (one slot given to register_hooks) stays locked.
         node.locked = _lock_inputs(node)
@@ -2452,7 +2451,7 @@ cdef object _restored_input(GradFn node, Py_ssize_t i, Tensor value):
     # input's edge (PyTorch restores the grad_fn of what unpack returns too).
     # A leaf's edge is the leaf itself, which the node holds anyway: it is used.
     cdef Tensor t
-    edge = _edge(node.next_fns, i)
+    edge = _edge(node, i)
     if edge is None or not grad_enabled() or (value._meta is not None
                                               and value._meta.requires_grad):
         return value
@@ -2467,9 +2466,9 @@ cdef object _restored_input(GradFn node, Py_ssize_t i, Tensor value):
 cdef tuple _unpacked_args(GradFn node, bint for_vjp):
     # The node's saved args with packed inputs unpacked (and, for the VJP, as
     # it reads them: numbers as 0-d Tensors, inputs attached to their history).
-    cdef Py_ssize_t i, n = _n_edges(node.next_fns)
+    cdef Py_ssize_t i, n = _n_edges(node)
     cdef bint sequence = node.op.n_inputs < 0
-    cdef tuple args = _args_of(node.args)
+    cdef tuple args = _args_of(node)
     slots = list(args[0]) if sequence else list(args[:n])
     for entry in node.extras.packed:
         i = entry[0]
@@ -3471,32 +3470,116 @@ def record_function(OpDef op not None, tuple inputs not None, tuple outputs not 
 
 
 # A node's edges (GradFn.next_fns): a tuple, or for one input the edge
-# itself, which saves a 48-byte tuple on every unary node (most of a deep graph).
+# itself, which saves a 56-byte tuple on every unary node (most of a deep
+# graph); for two inputs of which one has no edge (``x * 0.5``, ``x + b``
+# with ``b`` needing no gradient) the other edge itself, with its index in
+# GradFn.layout. Its args likewise: the one argument bare, or the one not
+# None of two, or a shared tuple when all are None.
 cdef tuple _NO_EDGE = (None,)
+cdef tuple _NONES = tuple([(None,) * k for k in range(5)])   # shared all-None args
+for _nones in _NONES:
+    PyObject_GC_UnTrack(<PyObject*>_nones)
+del _nones
+
+cdef enum:
+    _SCALAR_INPUTS = 1      # a saved input is a number or packed: args via _vjp_args
+    _PAIR_EDGE = 2          # next_fns: the one edge of two inputs, bare...
+    _PAIR_EDGE_1 = 4        # ...of input 1 (else of input 0)
+    _PAIR_ARG = 8           # args: the one argument not None of two, bare...
+    _PAIR_ARG_1 = 16        # ...in position 1 (else 0)
 
 
-cdef inline Py_ssize_t _n_edges(object fns):
-    return len(<tuple>fns) if type(fns) is tuple else 1
+cdef inline Py_ssize_t _n_edges(GradFn node) noexcept:
+    fns = node.next_fns
+    if type(fns) is tuple:
+        return len(<tuple>fns)
+    return 2 if node.layout & _PAIR_EDGE else 1
 
 
-cdef inline object _edge(object fns, Py_ssize_t i):
-    return (<tuple>fns)[i] if type(fns) is tuple else fns
+cdef inline object _edge(GradFn node, Py_ssize_t i):
+    fns = node.next_fns
+    if type(fns) is tuple:
+        return (<tuple>fns)[i]
+    if node.layout & _PAIR_EDGE and (i != 0) != ((node.layout & _PAIR_EDGE_1) != 0):
+        return None
+    return fns
 
 
-cdef inline tuple _args_of(object args):
-    # GradFn.args as a tuple (a new 1-tuple when the node keeps its one argument bare).
-    return <tuple>args if type(args) is tuple else (args,)
+cdef inline tuple _args_of(GradFn node):
+    # GradFn.args as a tuple (a new one when the node keeps an argument bare).
+    args = node.args
+    if type(args) is tuple:
+        return <tuple>args
+    if node.layout & _PAIR_ARG:
+        return (None, args) if node.layout & _PAIR_ARG_1 else (args, None)
+    return (args,)
 
 
-cdef inline bint _keeps(object mask_entry, object next_fns):
+cdef inline object _arg_at(GradFn node, Py_ssize_t i):
+    # GradFn.args[i] without building the tuple.
+    args = node.args
+    if type(args) is tuple:
+        return (<tuple>args)[i]
+    if node.layout & _PAIR_ARG and (i != 0) != ((node.layout & _PAIR_ARG_1) != 0):
+        return None
+    return args
+
+
+cdef inline bint _keeps(object mask_entry, GradFn node):
     # A save-mask entry: True/False, or the inputs whose gradient needs this
     # input (mul keeps x only if y needs a gradient): kept if any of them does.
     if type(mask_entry) is not tuple:
         return mask_entry
     for j in mask_entry:
-        if _edge(next_fns, <Py_ssize_t>j) is not None:
+        if _edge(node, <Py_ssize_t>j) is not None:
             return True
     return False
+
+
+cdef int _set_edges(GradFn node, tuple edges) except -1:
+    # GradFn.next_fns from the tuple of edges, compacted as described above.
+    cdef Py_ssize_t n = len(edges)
+    node.layout &= ~(_PAIR_EDGE | _PAIR_EDGE_1)
+    if n == 2 and (edges[0] is None) != (edges[1] is None):
+        if edges[0] is None:
+            node.next_fns = edges[1]
+            node.layout |= _PAIR_EDGE | _PAIR_EDGE_1
+        else:
+            node.next_fns = edges[0]
+            node.layout |= _PAIR_EDGE
+    elif n == 1:
+        node.next_fns = _NO_EDGE if edges[0] is None else edges[0]
+    else:
+        node.next_fns = edges
+        _own_untracked(edges)
+    return 0
+
+
+cdef int _set_args(GradFn node, tuple args) except -1:
+    # GradFn.args from the tuple of arguments, compacted as described above.
+    # ``args`` must be the caller's own (a tuple shared with anyone else is
+    # left visible to the collector by _own_untracked).
+    cdef Py_ssize_t k, n = len(args)
+    node.layout &= ~(_PAIR_ARG | _PAIR_ARG_1)
+    if n == 1 and args[0] is not None and type(args[0]) is not tuple:
+        node.args = args[0]
+        return 0
+    if n == 2 and (args[0] is None) != (args[1] is None):
+        k = 0 if args[1] is None else 1
+        if type(args[k]) is not tuple:
+            node.args = args[k]
+            node.layout |= _PAIR_ARG | (_PAIR_ARG_1 if k else 0)
+            return 0
+    if n < len(_NONES):
+        for k in range(n):
+            if args[k] is not None:
+                break
+        else:
+            node.args = _NONES[n]
+            return 0
+    node.args = args
+    _own_untracked(args)
+    return 0
 
 
 # Output (shape, dtype) pairs recorded in nodes, shared: a deep graph of one
@@ -3845,7 +3928,7 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
     # Filled in place (this replaces ``tuple(list_of_edges)``); one edge is
     # kept without a tuple.
     cdef tuple next_fns = PyTuple_New(n) if n != 1 else None
-    cdef object edges
+    cdef object single = None
     cdef list nrs = None
     cdef list versions = None
     node.op = op
@@ -3871,16 +3954,15 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                     versions = [0] * n
                 versions[i] = t._version_counter.value
         if n == 1:
-            edges = _NO_EDGE if edge is None else edge
+            single = edge
         else:
             Py_INCREF(edge)
             PyTuple_SET_ITEM(next_fns, i, edge)
-    if n != 1:
-        edges = next_fns
+    if n == 1:
+        node.next_fns = _NO_EDGE if single is None else single
+    else:
+        _set_edges(node, next_fns)
         next_fns = None
-    node.next_fns = edges
-    if n != 1:
-        _own_untracked(<tuple>edges)
     if nrs is not None:
         _extras_of(node).next_nrs = tuple(nrs)
     if versions is not None:
@@ -3892,11 +3974,11 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
             saved = tuple(values[:n])
         else:
             saved = (None,) * n
-        node.args = (saved,) + args[1:]
+        kept = (saved,) + args[1:]
     elif save_mask is None:
         # A copy even of the call's own tuple: the node must be its only
         # holder for the collector to see its items through the node.
-        node.args = _tuple_copy(args) if values is args else tuple(values) + args[n:]
+        kept = _tuple_copy(args) if values is args else tuple(values) + args[n:]
     else:
         # The inputs the VJP reads (others None) and the call's other
         # arguments, filled in place (this replaces ``tuple(kept) + args[n:]``).
@@ -3904,34 +3986,20 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         for i in range(len(args)):
             if i >= n:
                 v = args[i]
-            elif _keeps(save_mask[i], edges):
+            elif _keeps(save_mask[i], node):
                 v = values[i]
             else:
                 v = None
             Py_INCREF(v)
             PyTuple_SET_ITEM(kept, i, v)
-        node.args = kept
-        kept = None         # the node's alone, so _own_untracked below hides it from the collector
-    owned = node.args
     if not sequence:
         for i in range(n):
-            v = (<tuple>owned)[i]
+            v = (<tuple>kept)[i]
             if v is not None and not isinstance(v, Tensor):
-                node.scalar_inputs = True       # the VJP gets it as a 0-d Tensor (_vjp_args)
+                node.layout |= _SCALAR_INPUTS   # the VJP gets it as a 0-d Tensor (_vjp_args)
                 break
-    if len(<tuple>owned) == 1:
-        # One argument: kept bare (a deep graph's unary nodes hold no 1-tuple),
-        # unless it is None (the shared (None,)) or a tuple (which would read as all).
-        v = (<tuple>owned)[0]
-        if v is None:
-            node.args = _NO_EDGE
-        elif type(v) is not tuple:
-            node.args = v
-        else:
-            _own_untracked(<tuple>owned)
-    else:
-        _own_untracked(<tuple>owned)
-    owned = None
+    _set_args(node, <tuple>kept)
+    kept = None
     node.kwargs = kwargs if kwargs else None
     node.num_outputs = len(outputs)
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
@@ -4472,8 +4540,8 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
         for item in <tuple>saved:
             if type(item) is not ndarray:
                 return
-    for i in range(_n_edges(node.next_fns)):
-        fn = _edge(node.next_fns, i)
+    for i in range(_n_edges(node)):
+        fn = _edge(node, i)
         if fn is None:
             continue
         if type(fn) is GradFn:
@@ -4791,7 +4859,7 @@ cdef bint _lock_inputs(GradFn node) except -1:
     cdef bint any_locked = False
     if node.args is None:
         return False
-    for i in range(_n_edges(node.next_fns)):
+    for i in range(_n_edges(node)):
         v = _node_input_slot(node, i)
         if type(v) is Tensor or isinstance(v, Tensor):
             _lock_tensor(<Tensor>v)
@@ -4808,10 +4876,10 @@ cdef int _unlock_saved(GradFn node) except -1:
     if node.op is None or node.next_fns is None or node.args is None:
         args = ()
     else:
-        args = _args_of(node.args)
+        args = _args_of(node)
         if node.op.n_inputs < 0:
             args = args[0] if len(args) and type(args[0]) is tuple else ()
-    n = min(_n_edges(node.next_fns) if node.next_fns is not None else 0, len(args))
+    n = min(_n_edges(node) if node.next_fns is not None else 0, len(args))
     for i in range(n):
         item = args[i]
         if isinstance(item, Tensor):
@@ -5211,8 +5279,8 @@ cdef tuple _vjp_args(GradFn node):
     # (Built in place, as apply_op builds a forward's arguments.)
     if node.extras is not None and node.extras.packed is not None:
         return _unpacked_args(node, True)
-    cdef tuple saved = _args_of(node.args)
-    cdef Py_ssize_t i, n = _n_edges(node.next_fns), total = len(saved)
+    cdef tuple saved = _args_of(node)
+    cdef Py_ssize_t i, n = _n_edges(node), total = len(saved)
     cdef tuple args = PyTuple_New(total)
     for i in range(total):
         v = saved[i]
@@ -5250,14 +5318,19 @@ cdef object _call_vjp(GradFn node, object grads, object args=None):
     if vjp is None:
         raise RuntimeError(f"{op.name} has no VJP registered, so it cannot be differentiated")
     if args is None:
-        args = _vjp_args(node) if node.scalar_inputs else node.args
+        if node.layout & _SCALAR_INPUTS:
+            args = _vjp_args(node)
+        elif node.layout & _PAIR_ARG:
+            args = _args_of(node)
+        else:
+            args = node.args
     if node.kwargs is not None:
-        result = vjp(node, grads, *_args_of(args), **node.kwargs)
+        result = vjp(node, grads, *(args if type(args) is tuple else (args,)), **node.kwargs)
     elif type(args) is not tuple:
         result = vjp(node, grads, args)
     else:
         result = _vectorcall_vjp(vjp, node, grads, <tuple>args)
-    cdef Py_ssize_t n = _n_edges(node.next_fns)
+    cdef Py_ssize_t n = _n_edges(node)
     if type(result) is not tuple and type(result) is not list:
         if n != 1 or op.n_inputs < 0:
             raise RuntimeError(f"{op.backward_name} returned one gradient for {n} inputs")
@@ -5514,9 +5587,8 @@ cdef object _traced_op(OpDef op, tuple args, dict kwargs):
 cdef inline int _needs_mask(GradFn node):
     cdef int mask = 0
     cdef Py_ssize_t i
-    fns = node.next_fns
-    for i in range(_n_edges(fns)):
-        if _edge(fns, i) is not None:
+    for i in range(_n_edges(node)):
+        if _edge(node, i) is not None:
             mask |= 1 << i
     return mask
 
@@ -5550,7 +5622,7 @@ cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) excep
     cdef const cnp.npy_intp* p = <const cnp.npy_intp*>PyBytes_AS_STRING(r.layout)
     cdef PyObject* v
     cdef cnp.ndarray arr
-    if (r.mask != _needs_mask(node) or _n_edges(node.next_fns) != n
+    if (r.mask != _needs_mask(node) or _n_edges(node) != n
             or len(args) != n + len(r.rest)):
         return False        # (the edge count guards the layout's length too)
     for i in range(n + 1):
@@ -5658,7 +5730,7 @@ cdef object _trace_vjp(GradFn node, object grad, tuple args):
     # Run the VJP with a tracer watching, keep what it noted as a replay of
     # this signature, and return the VJP's result.
     global _n_tracing
-    cdef Py_ssize_t i, n = _n_edges(node.next_fns)
+    cdef Py_ssize_t i, n = _n_edges(node)
     cdef _Replay r = _signature(node, grad, args, n)
     cdef _Tracer tracer = _Tracer.__new__(_Tracer)
     r.vjp = node.op.vjp
@@ -5888,11 +5960,11 @@ cdef object _replayed_vjp(GradFn node, object grads):
     cdef OpDef op = node.op
     if (node.num_outputs != 1 or type(grads) is not Tensor or op.vjp is None
             or (node.extras is not None and node.extras.packed is not None)
-            or _n_edges(node.next_fns) > 30):      # (the needs flags are bits of an int)
+            or _n_edges(node) > 30):      # (the needs flags are bits of an int)
         return None
     if op.replays and (<_Replay>op.replays[0]).vjp is not op.vjp:
         op.replays = []     # OpDef.vjp was replaced: the traces are of another function
-    args = _vjp_args(node) if node.scalar_inputs else _args_of(node.args)
+    args = _vjp_args(node) if node.layout & _SCALAR_INPUTS else _args_of(node)
     for r in op.replays:
         if _replay_matches(<_Replay>r, node, grads, <tuple>args):
             if (<_Replay>r).refused:
@@ -6206,12 +6278,11 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
     while depth:
         task = <_Task>stack[depth - 1]
         node = <GradFn>task.fn
-        fns = node.next_fns
-        n = _n_edges(fns)
+        n = _n_edges(node)
         if task.pos < n:
             i = task.pos
             task.pos = i + 1
-            nxt = _edge(fns, i)
+            nxt = _edge(node, i)
             if nxt is None:
                 continue
             found = _find(nxt, tasks, run)
@@ -6232,8 +6303,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
         stack[depth] = None
         if targeted:
             task.state = 1 if _key(node) in node_targets else 0
-            for i in range(_n_edges(fns)):
-                nxt = _edge(fns, i)
+            for i in range(_n_edges(node)):
+                nxt = _edge(node, i)
                 if nxt is not None and (<_Task>_find(nxt, tasks, run)).state:
                     task.state |= 2
                     break
@@ -6281,7 +6352,6 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 grads = _node_output_grads(node, grads, task.state, node_targets, inputs,
                                            results, commits, accumulate)
             if task.state & 2:
-                fns = node.next_fns
                 node.frees_saved = not retain_graph     # for GradFn._frees_saved
                 if grads is None:
                     grads_in = None
@@ -6294,8 +6364,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 if (OXMERA_ANOMALY_COMPILED and _anomaly_enabled and _anomaly_check_nan
                         and grads_in is not None):
                     _check_anomaly(node, grads_in)
-                for i in range(_n_edges(fns)):
-                    nxt = _edge(fns, i)
+                for i in range(_n_edges(node)):
+                    nxt = _edge(node, i)
                     if nxt is None:
                         continue
                     child = <_Task>_find(nxt, tasks, run)
