@@ -81,6 +81,8 @@ cdef class NodeExtras:
     # (slot i >= 0: input i; -1 - k: output k), or None. Their args/output slots read None.
     cdef list packed
     cdef dict metadata             # Node.metadata, made on first use, or None
+    # The call's keyword arguments (few ops take any: split, softmax), or None.
+    cdef dict kwargs
 
 
 cdef class GradFn:
@@ -100,7 +102,6 @@ cdef class GradFn:
     # node), or when there are two and the other is None (``layout`` says
     # which). Read it with _args_of/_arg_at. None once released.
     cdef object args
-    cdef dict kwargs               # the call's keyword args, or None
     cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
@@ -117,7 +118,8 @@ cdef class GradFn:
     # set before each VJP: the backward frees the saved values after it
     cdef unsigned char frees_saved
     # 1 + its index among the sealed objects (untracked), or 0: an int, in the
-    # word the four flags leave (with output_version's int, a node is 144 bytes).
+    # word the four flags leave (with output_version's int, a node is 128
+    # bytes with the collector's header: one more field would make it 144).
     cdef int _sealed
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
     cdef object task_              # this node's task while a backward runs through it, else None

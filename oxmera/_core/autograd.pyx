@@ -1803,6 +1803,11 @@ cdef inline tuple _input_nrs(GradFn node):
     return None if node.extras is None else node.extras.next_nrs
 
 
+cdef inline dict _kwargs_of(GradFn node):
+    # The call's keyword arguments (kept in the node's extras), or None.
+    return None if node.extras is None else node.extras.kwargs
+
+
 cdef NodeExtras _extras_of(GradFn node):
     if node.extras is None:
         if node._sealed:
@@ -2025,7 +2030,7 @@ cdef class GradFn:
         args = None if self.args is None else _args_of(self)
         if unpack and self.extras is not None and self.extras.packed is not None:
             args = _unpacked_args(self, False)
-        return args, self.kwargs
+        return args, _kwargs_of(self)
 
     def _packed_slots(self):
         """The saved values given to pack hooks: input ``i >= 0``, output ``-1 - k``."""
@@ -2161,7 +2166,8 @@ cdef int _node_release(GradFn node) except -1:
     if node.extras is not None:
         node.extras.packed = None
     node.args = None
-    node.kwargs = None
+    if node.extras is not None:
+        node.extras.kwargs = None
     node.saved_output = None
     node.released = True
     return 0
@@ -2222,8 +2228,9 @@ cdef bint _saved_no_tensor(GradFn node) except -1:
         for value in _args_of(node):
             if _holds_tensor(value):
                 return False
-    if node.kwargs is not None:
-        for value in node.kwargs.values():
+    kwargs = _kwargs_of(node)
+    if kwargs is not None:
+        for value in (<dict>kwargs).values():
             if _holds_tensor(value):
                 return False
     return True
@@ -4000,7 +4007,8 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
                 break
     _set_args(node, <tuple>kept)
     kept = None
-    node.kwargs = kwargs if kwargs else None
+    if kwargs:
+        _extras_of(node).kwargs = kwargs
     node.num_outputs = len(outputs)
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
         # Op functions and operators are compiled: the innermost frame is the caller's.
@@ -4522,7 +4530,7 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
     # Seal a new node and its outputs when invariant 1 allows it.
     cdef Py_ssize_t i
     cdef Tensor t
-    if node.kwargs is not None or node.extras is not None or node.args is None \
+    if node.extras is not None or node.args is None \
             or (type(node.next_fns) is tuple and node.next_fns is not _NO_EDGE
                 and PyObject_GC_IsTracked(<PyObject*>node.next_fns)) \
             or (type(node.args) is tuple and node.args is not _NO_EDGE
@@ -5324,8 +5332,9 @@ cdef object _call_vjp(GradFn node, object grads, object args=None):
             args = _args_of(node)
         else:
             args = node.args
-    if node.kwargs is not None:
-        result = vjp(node, grads, *(args if type(args) is tuple else (args,)), **node.kwargs)
+    kwargs = _kwargs_of(node)
+    if kwargs is not None:
+        result = vjp(node, grads, *(args if type(args) is tuple else (args,)), **kwargs)
     elif type(args) is not tuple:
         result = vjp(node, grads, args)
     else:
@@ -5655,7 +5664,7 @@ cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) excep
     for i in range(len(r.rest)):
         if not _same_value(args[n + i], r.rest[i]):
             return False
-    kwargs = node.kwargs
+    kwargs = _kwargs_of(node)
     if (kwargs is None) != (r.kwargs is None):
         return False
     if kwargs is not None:
@@ -5718,7 +5727,8 @@ cdef _Replay _signature(GradFn node, object grad, tuple args, Py_ssize_t n):
     for v in r.rest:
         if not _is_constant(v):
             r.refused = True
-    r.kwargs = None if node.kwargs is None else dict(node.kwargs)
+    kwargs = _kwargs_of(node)
+    r.kwargs = None if kwargs is None else dict(kwargs)
     if r.kwargs is not None:
         for v in r.kwargs.values():
             if not _is_constant(v):
