@@ -2088,6 +2088,10 @@ cdef class GradFn:
         """Whether a backward without ``retain_graph`` has freed the saved values."""
         return self.released
 
+    def _claimed(self):
+        """Whether a backward holds this node's task (only while one runs through it)."""
+        return self.task_ is not None
+
     @property
     def _creation_trace(self):
         """The forward stack where the op ran, kept in anomaly mode, else None."""
@@ -6102,32 +6106,41 @@ cdef Tensor _root_gradient(Tensor t, object gradient, Py_ssize_t i, bint create_
 
 @cython.final
 @cython.freelist(256)
-@cython.no_gc        # tasks reference nodes and each other along the DAG only: no cycles
+@cython.no_gc        # a pending gradient references no task or node: no cycles
 @cython.auto_pickle(False)
 cdef class _Task:
     """One node's (or leaf's) bookkeeping during one backward (internal)."""
-    # 48 bytes: one per node of the graph, all alive at once during a backward.
-    cdef object fn            # the GradFn, or the leaf Tensor (a sink)
+    # 32 bytes: one per node of the graph, all alive at once during a backward.
+    # (The node or leaf a task belongs to is known wherever the task is read.)
     cdef object grad          # pending gradient: a Tensor, a list per output, or None
     cdef int deps             # incoming edges that have not delivered yet
-    cdef int pos              # depth-first search: the next edge to visit
-    cdef unsigned int run     # the backward this task belongs to
-    cdef int state            # bit 1: a wanted input; bit 2: leads to one (always 2 without inputs)
+    # The backward this task belongs to (run << 2) and its state (the two low
+    # bits): 1 a wanted input; 2 leads to one (always 2 without inputs).
+    cdef unsigned int mark
 
     def __reduce__(self):
         raise TypeError(_NOT_COPYABLE.format("_Task"))
 
 
-cdef inline _Task _new_task(object fn, int deps, unsigned int run):
+cdef inline _Task _new_task(int deps, unsigned int run, int state):
     cdef _Task task = _Task.__new__(_Task)
-    task.fn = fn
     task.deps = deps
-    task.run = run
+    task.mark = run << 2 | <unsigned int>state
     return task
 
 
-# Each backward's number, telling its tasks from another thread's (wraps at 2**32).
+cdef inline int _state(_Task task) noexcept:
+    return task.mark & 3
+
+
+cdef inline void _set_state(_Task task, int state) noexcept:
+    task.mark = (task.mark & ~<unsigned int>3) | <unsigned int>state
+
+
+# Each backward's number, telling its tasks from another thread's (30 bits,
+# beside a task's state; 0 is never used).
 cdef unsigned int _next_run = 0
+cdef unsigned int _RUN_MASK = (1 << 30) - 1
 
 
 # Finding a node's task: the node holds it (GradFn.task_) while the backward
@@ -6139,27 +6152,73 @@ cdef inline object _find(object fn, dict tasks, unsigned int run):
     cdef object found
     if type(fn) is GradFn:
         found = (<GradFn>fn).task_
-        if found is not None and (<_Task>found).run == run:
+        if found is not None and (<_Task>found).mark >> 2 == run:
             return found
         return tasks.get(fn)
     return tasks.get(<size_t><void*>fn)
 
 
-cdef inline int _claim(object fn, _Task task, dict tasks, list claimed) except -1:
+@cython.final
+@cython.no_gc        # nodes and numbers only, and nothing references it but its backward
+@cython.auto_pickle(False)
+cdef class _Claims:
+    """The nodes whose GradFn.task_ one backward set (internal), to reset at its end."""
+    # A backward with ``inputs`` lists them: its nodes that lead to none never
+    # run. One without releases each node's claim when the node runs, so it
+    # keeps only a count (a list would cost 8 bytes a node at the backward's
+    # peak), and on an error walks the graph from its roots.
+    cdef list nodes               # the claimed nodes, or None (counted only)
+    cdef Py_ssize_t outstanding   # claims not yet released (counted mode)
+    cdef list roots               # the roots' nodes and leaves, for that walk
+
+
+cdef inline int _claim(object fn, _Task task, dict tasks, _Claims claims) except -1:
     if type(fn) is GradFn and (<GradFn>fn).task_ is None:
         (<GradFn>fn).task_ = task
-        claimed.append(fn)
+        if claims.nodes is not None:
+            claims.nodes.append(fn)
+        else:
+            claims.outstanding += 1
     else:
         tasks[_key(fn)] = task
     return 0
 
 
-cdef int _release_claims(list claimed, unsigned int run) except -1:
+cdef inline void _unclaim(GradFn node, _Task task, _Claims claims) noexcept:
+    # A node that ran gives its claim back at once (counted mode).
+    if claims.nodes is None and node.task_ is task:
+        node.task_ = None
+        claims.outstanding -= 1
+
+
+cdef int _release_claims(_Claims claims, unsigned int run) except -1:
     cdef GradFn node
-    for fn in claimed:
+    cdef Py_ssize_t i
+    if claims.nodes is not None:
+        for fn in claims.nodes:
+            node = <GradFn>fn
+            if node.task_ is not None and (<_Task>node.task_).mark >> 2 == run:
+                node.task_ = None
+        return 0
+    if claims.outstanding <= 0:
+        return 0
+    # Some nodes never ran (an error stopped the backward): find them from
+    # the roots, through nodes that did run too.
+    seen = set()
+    stack = list(claims.roots)
+    while stack:
+        fn = stack.pop()
+        if type(fn) is not GradFn or id(fn) in seen:
+            continue
+        seen.add(id(fn))
         node = <GradFn>fn
-        if node.task_ is not None and (<_Task>node.task_).run == run:
+        if node.task_ is not None and (<_Task>node.task_).mark >> 2 == run:
             node.task_ = None
+        for i in range(_n_edges(node)):
+            nxt = _edge(node, i)
+            if type(nxt) is GradFn:
+                stack.append(nxt)
+    claims.outstanding = 0
     return 0
 
 
@@ -6175,10 +6234,10 @@ def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retai
 
     The pass is in two phases: an iterative depth-first search (an explicit
     stack, no recursion) gives every reachable node a task recording its
-    incoming edges (its dependency count) and its children's tasks, and,
-    when only some inputs are wanted, marks the nodes on a path to them;
-    then gradients are propagated from the outputs, a node running once all
-    its incoming edges have delivered (its count reaches zero). Nodes are
+    incoming edges (its dependency count), and, when only some inputs are
+    wanted, marks the nodes on a path to them (in post-order); then
+    gradients are propagated from the outputs, a node running once all its
+    incoming edges have delivered (its count reaches zero). Nodes are
     identified by their address while searching; pending gradients live in
     the tasks and are dropped as soon as consumed.
     """
@@ -6188,7 +6247,6 @@ def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retai
     cdef dict leaf_targets = None  # key -> [indices into inputs] (a leaf may be listed twice)
     cdef dict node_targets = None  # key -> [(output_nr, index into inputs)]
     cdef list results = None
-    cdef list root_tasks = []
     cdef bint targeted = inputs is not None
 
     if len(grad_tensors) != len(tensors):
@@ -6230,19 +6288,22 @@ def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retai
                 entries.append((t._meta.output_nr, i))
 
     global _next_run
-    _next_run += 1                  # under the GIL: each backward gets its own number
+    # under the GIL: each backward gets its own number
+    _next_run = (_next_run & _RUN_MASK) + 1 if _next_run < _RUN_MASK else 1
     cdef unsigned int run = _next_run
-    claimed = []                    # the nodes holding one of its tasks
+    cdef _Claims claims = _Claims.__new__(_Claims)
+    claims.nodes = [] if targeted else None
+    claims.roots = []
     try:
-        result = _run_phases(roots, tasks, leaf_targets, node_targets, results, root_tasks,
+        result = _run_phases(roots, tasks, leaf_targets, node_targets, results,
                              inputs, targeted, retain_graph, create_graph, allow_unused,
-                             accumulate, run, claimed)
+                             accumulate, run, claims)
     except BaseException:
         if _queued_callbacks:
             _take_queued_callbacks(run)     # dropped: this backward failed
         raise
     finally:
-        _release_claims(claimed, run)
+        _release_claims(claims, run)
     if _queued_callbacks:
         for callback in _take_queued_callbacks(run):
             callback()
@@ -6259,14 +6320,15 @@ cdef inline int _stack_push(list stack, Py_ssize_t depth, object item) except -1
 
 
 cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_targets,
-                        list results, list root_tasks, tuple inputs, bint targeted,
+                        list results, tuple inputs, bint targeted,
                         bint retain_graph, bint create_graph, bint allow_unused,
-                        bint accumulate, unsigned int run, list claimed):
-    cdef Py_ssize_t i, n, nr
+                        bint accumulate, unsigned int run, _Claims claims):
+    cdef Py_ssize_t i, n, nr, pos
     cdef Tensor t, g
     cdef GradFn node
     cdef _Task task, child
-    cdef list stack, ready, commits
+    cdef list stack, ready, commits, positions
+    cdef list root_fns = claims.roots      # the roots' nodes and leaves, each once
     # The stacks' depths: a slot past it is None, not removed, so a stack that
     # empties and fills again on every node (a chain) never frees and
     # reallocates its storage, as list.pop() and append() would.
@@ -6274,54 +6336,76 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
 
     # -- phase 1: depth-first search, counting dependencies ----------------
     stack = []
+    positions = [] if targeted else None    # per stacked node: the next edge to visit
     for t, _ in roots:
         fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
         if _find(fn, tasks, run) is None:
-            task = _new_task(fn, 0, run)
-            _claim(fn, task, tasks, claimed)
-            root_tasks.append(task)
+            task = _new_task(0, run, 0 if targeted else 2)
+            _claim(fn, task, tasks, claims)
+            root_fns.append(fn)
             if isinstance(fn, GradFn):
-                _stack_push(stack, depth, task)
+                _stack_push(stack, depth, fn)
+                if targeted:
+                    _stack_push(positions, depth, 0)
                 depth += 1
-            else:
-                task.state = (1 if _key(fn) in leaf_targets else 0) if targeted else 2
+            elif targeted:
+                _set_state(task, 1 if _key(fn) in leaf_targets else 0)
+    if not targeted:
+        # Every node leads to what is wanted: any order counts the edges, and
+        # taking a node off the stack as it is visited keeps the stack as
+        # small as the graph's width (a chain's is one node deep).
+        while depth:
+            depth -= 1
+            node = <GradFn>stack[depth]
+            stack[depth] = None
+            for i in range(_n_edges(node)):
+                nxt = _edge(node, i)
+                if nxt is None:
+                    continue
+                found = _find(nxt, tasks, run)
+                if found is None:
+                    _claim(nxt, _new_task(1, run, 2), tasks, claims)
+                    if isinstance(nxt, GradFn):
+                        _stack_push(stack, depth, nxt)
+                        depth += 1
+                else:
+                    (<_Task>found).deps += 1
+            _node_check_saved(node)
     while depth:
-        task = <_Task>stack[depth - 1]
-        node = <GradFn>task.fn
-        n = _n_edges(node)
-        if task.pos < n:
-            i = task.pos
-            task.pos = i + 1
-            nxt = _edge(node, i)
+        # With inputs: post-order, so a node's state follows its children's.
+        node = <GradFn>stack[depth - 1]
+        pos = positions[depth - 1]
+        if pos < _n_edges(node):
+            positions[depth - 1] = pos + 1
+            nxt = _edge(node, pos)
             if nxt is None:
                 continue
             found = _find(nxt, tasks, run)
             if found is None:
-                child = _new_task(nxt, 1, run)
-                _claim(nxt, child, tasks, claimed)
+                child = _new_task(1, run, 0)
+                _claim(nxt, child, tasks, claims)
                 if isinstance(nxt, GradFn):
-                    _stack_push(stack, depth, child)
+                    _stack_push(stack, depth, nxt)
+                    _stack_push(positions, depth, 0)
                     depth += 1
                 else:
-                    child.state = (1 if _key(nxt) in leaf_targets else 0) if targeted else 2
+                    _set_state(child, 1 if _key(nxt) in leaf_targets else 0)
             else:
-                child = <_Task>found
-                child.deps += 1
+                (<_Task>found).deps += 1
             continue
         # All children done (post-order): does this node lead to a wanted input?
         depth -= 1
         stack[depth] = None
-        if targeted:
-            task.state = 1 if _key(node) in node_targets else 0
-            for i in range(_n_edges(node)):
-                nxt = _edge(node, i)
-                if nxt is not None and (<_Task>_find(nxt, tasks, run)).state:
-                    task.state |= 2
-                    break
-        else:
-            task.state = 2
-        if task.state & 2:
+        task = <_Task>_find(node, tasks, run)
+        _set_state(task, 1 if _key(node) in node_targets else 0)
+        for i in range(_n_edges(node)):
+            nxt = _edge(node, i)
+            if nxt is not None and _state(<_Task>_find(nxt, tasks, run)):
+                _set_state(task, _state(task) | 2)
+                break
+        if _state(task) & 2:
             _node_check_saved(node)
+    stack = positions = None
     if targeted and not accumulate and not allow_unused:
         for i in range(len(inputs)):
             t = <Tensor>inputs[i]
@@ -6334,34 +6418,31 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
     # -- phase 2: propagate, a node running when its count reaches zero ----
     for t, g in roots:
         fn = t._meta.grad_fn if t._meta.grad_fn is not None else t
-        for found in root_tasks:
-            if (<_Task>found).fn is fn:
-                _task_add(<_Task>found, t._meta.output_nr, g, create_graph)
-                break
-    ready = [found for found in root_tasks if (<_Task>found).deps == 0]
+        _task_add(<_Task>_find(fn, tasks, run), fn, t._meta.output_nr, g, create_graph)
+    ready = [fn for fn in root_fns if (<_Task>_find(fn, tasks, run)).deps == 0]
     n_ready = len(ready)
-    root_tasks = roots = None
+    roots = None
     commits = []
     prev_mode = grad_enabled()
     _store_grad_mode(create_graph)
     try:
         while n_ready:
             n_ready -= 1
-            task = <_Task>ready[n_ready]
+            fn = ready[n_ready]
             ready[n_ready] = None
-            fn = task.fn
+            task = <_Task>_find(fn, tasks, run)
             grads = task.grad
             task.grad = None
-            task.fn = None
             if isinstance(fn, Tensor):
                 _finish_leaf(<Tensor>fn, grads, leaf_targets, results, commits, accumulate)
                 grads = None
                 continue
             node = <GradFn>fn
+            _unclaim(node, task, claims)
             if grads is not None:
-                grads = _node_output_grads(node, grads, task.state, node_targets, inputs,
+                grads = _node_output_grads(node, grads, _state(task), node_targets, inputs,
                                            results, commits, accumulate)
-            if task.state & 2:
+            if _state(task) & 2:
                 node.frees_saved = not retain_graph     # for GradFn._frees_saved
                 if grads is None:
                     grads_in = None
@@ -6379,22 +6460,23 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                     if nxt is None:
                         continue
                     child = <_Task>_find(nxt, tasks, run)
-                    if not child.state:
+                    if not _state(child):
                         continue
                     if grads_in is not None:
                         gi = grads_in[i]
                         if gi is not None:
                             nr = 0 if _input_nrs(node) is None else _input_nrs(node)[i]
                             g = _fit_grad(_as_grad_tensor(gi, node, i), nxt, nr, node, i)
-                            _task_add(child, nr, g, create_graph)
+                            _task_add(child, nxt, nr, g, create_graph)
                     child.deps -= 1
                     if child.deps == 0:
-                        _stack_push(ready, n_ready, child)
+                        _stack_push(ready, n_ready, nxt)
                         n_ready += 1
                 # Drop every local reference to the gradients handed on, so
                 # the steal rule in _accumulate_into can see they are unshared.
                 grads_in = gi = g = None
             grads = None
+            task = None
             if not retain_graph:
                 _node_release(node)
         _commit(commits, create_graph)
@@ -6405,9 +6487,8 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
     return None
 
 
-cdef int _task_add(_Task task, Py_ssize_t nr, Tensor g, bint create_graph) except -1:
+cdef int _task_add(_Task task, object fn, Py_ssize_t nr, Tensor g, bint create_graph) except -1:
     cdef list slots
-    fn = task.fn
     if isinstance(fn, GradFn) and (<GradFn>fn).num_outputs > 1:
         if task.grad is None:
             task.grad = [None] * (<GradFn>fn).num_outputs
