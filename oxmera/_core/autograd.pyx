@@ -6170,6 +6170,10 @@ cdef class _Claims:
     cdef list nodes               # the claimed nodes, or None (counted only)
     cdef Py_ssize_t outstanding   # claims not yet released (counted mode)
     cdef list roots               # the roots' nodes and leaves, for that walk
+    # Counted mode: what GradFn.task_ holds for a node reached by one edge so
+    # far, which needs no task of its own (no run matches its mark, 0): most
+    # nodes of a chain or a tree, whose task is made when the gradient arrives.
+    cdef _Task once
 
 
 cdef inline int _claim(object fn, _Task task, dict tasks, _Claims claims) except -1:
@@ -6212,7 +6216,8 @@ cdef int _release_claims(_Claims claims, unsigned int run) except -1:
             continue
         seen.add(id(fn))
         node = <GradFn>fn
-        if node.task_ is not None and (<_Task>node.task_).mark >> 2 == run:
+        if node.task_ is not None and (node.task_ is claims.once
+                                       or (<_Task>node.task_).mark >> 2 == run):
             node.task_ = None
         for i in range(_n_edges(node)):
             nxt = _edge(node, i)
@@ -6294,6 +6299,7 @@ def run_backward(tuple tensors not None, tuple grad_tensors not None, bint retai
     cdef _Claims claims = _Claims.__new__(_Claims)
     claims.nodes = [] if targeted else None
     claims.roots = []
+    claims.once = None if targeted else _new_task(1, 0, 2)
     try:
         result = _run_phases(roots, tasks, leaf_targets, node_targets, results,
                              inputs, targeted, retain_graph, create_graph, allow_unused,
@@ -6353,7 +6359,9 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
     if not targeted:
         # Every node leads to what is wanted: any order counts the edges, and
         # taking a node off the stack as it is visited keeps the stack as
-        # small as the graph's width (a chain's is one node deep).
+        # small as the graph's width (a chain's is one node deep). A node
+        # reached once holds claims.once; a second edge gives it a task.
+        once = claims.once
         while depth:
             depth -= 1
             node = <GradFn>stack[depth]
@@ -6362,6 +6370,17 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 nxt = _edge(node, i)
                 if nxt is None:
                     continue
+                if type(nxt) is GradFn:
+                    held = (<GradFn>nxt).task_
+                    if held is None:
+                        (<GradFn>nxt).task_ = once
+                        claims.outstanding += 1
+                        _stack_push(stack, depth, nxt)
+                        depth += 1
+                        continue
+                    if held is once:
+                        (<GradFn>nxt).task_ = _new_task(2, run, 2)
+                        continue
                 found = _find(nxt, tasks, run)
                 if found is None:
                     _claim(nxt, _new_task(1, run, 2), tasks, claims)
@@ -6459,7 +6478,13 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                     nxt = _edge(node, i)
                     if nxt is None:
                         continue
-                    child = <_Task>_find(nxt, tasks, run)
+                    if (claims.once is not None and type(nxt) is GradFn
+                            and (<GradFn>nxt).task_ is claims.once):
+                        # its only edge delivers now: its task starts here
+                        child = _new_task(1, run, 2)
+                        (<GradFn>nxt).task_ = child
+                    else:
+                        child = <_Task>_find(nxt, tasks, run)
                     if not _state(child):
                         continue
                     if grads_in is not None:
