@@ -4097,20 +4097,57 @@ cdef inline size_t _lock_home(size_t key) noexcept:
     return <size_t>((<unsigned long long>key * 11400714819323198485ULL) >> 20) & _lock_mask
 
 
-cdef inline object _lock_get(size_t key):
-    # The _MemoryLock under ``key`` (a new reference), or None.
+cdef inline size_t _slot_key(PyObject* e) noexcept:
+    # A slot holds a _MemoryLock, or, for memory that one tensor's own array
+    # owns and that tensor alone saved (a deep graph's every saved input),
+    # that Tensor itself: an inline lock, 64 bytes less a saved tensor, made a
+    # _MemoryLock by the first other use of the memory (_lock_get).
+    if type(<object>e) is _MemoryLock:
+        return (<_MemoryLock>e).key
+    return <size_t>(<PyObject*>(<Tensor>e)._data)
+
+
+cdef inline Py_ssize_t _lock_index(size_t key) noexcept:
+    # The slot holding ``key``, or -1.
     cdef size_t i
     cdef PyObject* e
     if _memory_locks == 0:
-        return None
+        return -1
     i = _lock_home(key)
     while True:
         e = _lock_slots[i]
         if e == NULL:
-            return None
-        if (<_MemoryLock>e).key == key:
-            return <object>e
+            return -1
+        if _slot_key(e) == key:
+            return <Py_ssize_t>i
         i = (i + 1) & _lock_mask
+
+
+cdef object _lock_get(size_t key):
+    # The _MemoryLock under ``key`` (a new reference), or None; an inline lock
+    # found there is made a _MemoryLock first.
+    cdef Py_ssize_t i = _lock_index(key)
+    cdef _MemoryLock entry
+    cdef Tensor t
+    if i < 0:
+        return None
+    if type(<object>_lock_slots[i]) is _MemoryLock:
+        return <object>_lock_slots[i]
+    entry = _MemoryLock.__new__(_MemoryLock)
+    i = _lock_index(key)                # (the allocation may have run a finalizer)
+    if i < 0:
+        return None
+    if type(<object>_lock_slots[i]) is _MemoryLock:
+        return <object>_lock_slots[i]
+    t = <Tensor>_lock_slots[i]
+    entry.key = key
+    entry.owner = t._data
+    entry.count = 1
+    entry.cleared = t._data
+    _add_locker(entry, <PyObject*>t)
+    Py_INCREF(entry)
+    _lock_slots[i] = <PyObject*>entry
+    return entry
 
 
 cdef int _lock_grow() except -1:
@@ -4126,7 +4163,7 @@ cdef int _lock_grow() except -1:
     _lock_mask = cap - 1
     for i in range(old_cap):
         if old[i] != NULL:
-            j = _lock_home((<_MemoryLock>old[i]).key)
+            j = _lock_home(_slot_key(old[i]))
             while slots[j] != NULL:
                 j = (j + 1) & _lock_mask
             slots[j] = old[i]
@@ -4134,29 +4171,33 @@ cdef int _lock_grow() except -1:
     return 0
 
 
-cdef int _lock_put(_MemoryLock entry) except -1:
-    # Register ``entry`` (its key not present), holding a reference to it.
+cdef int _lock_put(object entry) except -1:
+    # Register ``entry`` (its key not present): a _MemoryLock, holding a
+    # reference to it, or a Tensor, an inline lock, borrowed as a lock's
+    # lockers are (its node holds it until it unlocks; a reference from
+    # here would keep any garbage cycle through it from being collected).
     global _memory_locks
     cdef size_t i
     if _lock_mask == 0 or <size_t>(2 * (_memory_locks + 1)) > _lock_mask + 1:
         _lock_grow()
-    i = _lock_home(entry.key)
+    i = _lock_home(_slot_key(<PyObject*>entry))
     while _lock_slots[i] != NULL:
         i = (i + 1) & _lock_mask
-    Py_INCREF(entry)
+    if type(entry) is _MemoryLock:
+        Py_INCREF(entry)
     _lock_slots[i] = <PyObject*>entry
     _memory_locks += 1
     return 0
 
 
-cdef int _lock_remove(_MemoryLock entry) except -1:
+cdef int _lock_remove(object entry) except -1:
     # Unregister ``entry`` if it is the one registered under its key.
     global _memory_locks
     cdef size_t i, j, home
     cdef PyObject* e
     if _memory_locks == 0:
         return 0
-    i = _lock_home(entry.key)
+    i = _lock_home(_slot_key(<PyObject*>entry))
     while True:
         e = _lock_slots[i]
         if e == NULL:
@@ -4172,13 +4213,14 @@ cdef int _lock_remove(_MemoryLock entry) except -1:
         e = _lock_slots[j]
         if e == NULL:
             break
-        home = _lock_home((<_MemoryLock>e).key)
+        home = _lock_home(_slot_key(e))
         if (j > i and (home <= i or home > j)) or (j < i and (home <= i and home > j)):
             _lock_slots[i] = e
             i = j
     _lock_slots[i] = NULL
     _memory_locks -= 1
-    Py_DECREF(entry)                    # the table's reference (the caller holds another)
+    if type(entry) is _MemoryLock:
+        Py_DECREF(entry)                # the table's reference (the caller holds another)
     return 0
 
 
@@ -4818,6 +4860,15 @@ cdef int _lock_tensor(Tensor t) except -1:
     if t._locks == 0:
         if not cnp.PyArray_Check(t._data):
             return 0
+        arr = t._data
+        if (type(arr) is ndarray and cnp.PyArray_BASE(<cnp.ndarray>arr) == NULL
+                and cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arr) and t._links is None
+                and _lock_index(<size_t><PyObject*>arr) < 0):
+            # Memory its own array owns, locked by nobody: an inline lock.
+            _lock_put(t)
+            cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
+            t._locks = 1
+            return 0
         entry = _acquire_memory(t._data)
         _add_locker(entry, <PyObject*>t)
         # A view's base tensor holds an array over the same memory that its
@@ -4839,6 +4890,11 @@ cdef int _unlock_tensor(Tensor t) except -1:
         return 0
     t._locks -= 1
     if t._locks or not cnp.PyArray_Check(t._data):
+        return 0
+    cdef Py_ssize_t i = _lock_index(<size_t><PyObject*>t._data)
+    if i >= 0 and _lock_slots[i] == <PyObject*>t:
+        _lock_remove(t)                 # its inline lock: the flag it cleared goes back
+        cnp.PyArray_ENABLEFLAGS(<cnp.ndarray>t._data, cnp.NPY_ARRAY_WRITEABLE)
         return 0
     found = _find_lock(t._data)         # the entry _lock_tensor acquired (_data is unchanged)
     if found is None:
@@ -5030,8 +5086,23 @@ def _locked_memory():
     if _lock_mask:
         for i in range(_lock_mask + 1):
             if _lock_slots[i] != NULL:
-                locks += (<_MemoryLock>_lock_slots[i]).count
+                if type(<object>_lock_slots[i]) is _MemoryLock:
+                    locks += (<_MemoryLock>_lock_slots[i]).count
+                else:
+                    locks += 1              # an inline lock: one tensor saved it
     return _memory_locks, locks
+
+
+def _inline_locks():
+    """How many of the locked blocks of memory hold their saving tensor as the
+    lock itself (no _MemoryLock made yet; for tests of that fast path)."""
+    cdef size_t i
+    cdef Py_ssize_t n = 0
+    if _lock_mask:
+        for i in range(_lock_mask + 1):
+            if _lock_slots[i] != NULL and type(<object>_lock_slots[i]) is not _MemoryLock:
+                n += 1
+    return n
 
 
 @cython.final
