@@ -102,27 +102,33 @@ cdef class GradFn:
     # node), or when there are two and the other is None (``layout`` says
     # which). Read it with _args_of/_arg_at. None once released.
     cdef object args
-    cdef tuple saved_versions      # versions of the saved inputs when recorded; None = all 0
+    # Two things a node rarely has, never both at once: the versions its
+    # saved inputs had when recorded, with its saved output's last (a tuple,
+    # None when all are 0; read with _saved_version/_output_version), and
+    # this node's task while a backward runs through it (a node holding
+    # versions has its task kept by the backward instead).
+    cdef object aux
     cdef object saved_output       # output ndarray (tuple for several) the VJP reuses, or None
     cdef object output_counter     # VersionCounter of the saved output (a tuple for several)
-    cdef int num_outputs           # number of outputs of the op
-    cdef unsigned int output_version    # its value when saved (modulo 2**32, as PyTorch's)
     # The output's (shape, dtype), one pair interned and shared by the nodes
-    # alike (a tuple of pairs when num_outputs > 1): one field, not two.
+    # alike (a tuple of pairs when there are several outputs): one field, not two.
     cdef object out_info
-    cdef unsigned char released    # saved values freed by a backward without retain_graph
-    cdef unsigned char locked      # it locked saved memory read-only (released with the values)
-    # Bits (_SCALAR_INPUTS ...): a saved input is a number or packed (args via
-    # _vjp_args); next_fns or args hold the one item of a pair bare, and which.
+    # The number of outputs, 0xFFFF for that many or more (then it is
+    # len(out_info)): read it with _num_outputs.
+    cdef unsigned short n_outputs
+    # Bits: _SCALAR_INPUTS (a saved input is a number or packed: args via
+    # _vjp_args); _PAIR_* (next_fns or args hold the one item of a pair bare,
+    # and which); _RELEASED (saved values freed by a backward without
+    # retain_graph); _LOCKED (it locked saved memory read-only, released with
+    # the values); _FREES_SAVED (set before each VJP: the backward frees the
+    # saved values after it).
     cdef unsigned char layout
-    # set before each VJP: the backward frees the saved values after it
-    cdef unsigned char frees_saved
     # 1 + its index among the sealed objects (untracked), or 0: an int, in the
-    # word the four flags leave (with output_version's int, a node is 128
-    # bytes with the collector's header: one more field would make it 144).
+    # word the count and the bits leave (a node is 112 bytes with the
+    # collector's header, the size pymalloc gives it: 8 bytes more would make
+    # it 128).
     cdef int _sealed
     cdef NodeExtras extras         # hooks, retain_grad, anomaly trace: rare, so one slot
-    cdef object task_              # this node's task while a backward runs through it, else None
     cdef object __weakref__        # weakref support
 
 

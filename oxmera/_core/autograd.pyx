@@ -1910,14 +1910,14 @@ cdef class GradFn:
         During a backward with ``create_graph=True`` it is connected to this
         node, so the VJP's own derivative through the output is right.
         """
-        if self.released:
+        if (self.layout & _RELEASED):
             raise RuntimeError(_FREED)
         if self.extras is not None and self.extras.packed is not None \
                 and self.op.save_output:
             return _unpacked_output(self)
         if self.saved_output is None:
             raise RuntimeError(f"{_node_name(self)}: the op did not declare save_output=True")
-        if self.num_outputs == 1:
+        if _num_outputs(self) == 1:
             out = _node_rebuild_output(self, self.saved_output, self.output_counter, 0)
             if _n_tracing:
                 _trace_output(self, out)
@@ -2025,7 +2025,7 @@ cdef class GradFn:
     def _saved_arguments(self, bint unpack=True):
         """The saved call ``(args, kwargs)``, packed values unpacked (for ``_saved_*``);
         without ``unpack``, packed values read None (see ``_packed_slots``)."""
-        if self.released:
+        if (self.layout & _RELEASED):
             raise RuntimeError(_FREED)
         args = None if self.args is None else _args_of(self)
         if unpack and self.extras is not None and self.extras.packed is not None:
@@ -2041,13 +2041,13 @@ cdef class GradFn:
     @property
     def _output_count(self):
         """How many outputs the op has."""
-        return self.num_outputs
+        return _num_outputs(self)
 
     def _saved_output_value(self, Py_ssize_t k):
         """Output ``k`` as saved (its packed value unpacked), or None if not saved."""
-        if self.released:
+        if (self.layout & _RELEASED):
             raise RuntimeError(_FREED)
-        if self.op is None or not self.op.save_output or k < 0 or k >= self.num_outputs:
+        if self.op is None or not self.op.save_output or k < 0 or k >= _num_outputs(self):
             return None
         if self.saved_output is None:
             if self.extras is None or self.extras.packed is None:
@@ -2056,13 +2056,13 @@ cdef class GradFn:
                 if entry[0] == -1 - k:
                     return _call_unpack(self, entry)
             return None
-        array = self.saved_output if self.num_outputs == 1 else self.saved_output[k]
+        array = self.saved_output if _num_outputs(self) == 1 else self.saved_output[k]
         return wrap_array(array)
 
     def _pack_saved_slot(self, Py_ssize_t slot, pack, unpack):
         """Hand one saved value to ``pack`` now (``SavedTensor.register_hooks``);
         ``slot``: input ``i >= 0`` or output ``-1 - k``."""
-        if self.released:
+        if (self.layout & _RELEASED):
             raise RuntimeError(_FREED)
         if not callable(pack) or not callable(unpack):
             raise TypeError("register_hooks(pack_hook, unpack_hook): both must be callable")
@@ -2080,17 +2080,17 @@ cdef class GradFn:
         may write its result over the memory of a hidden output (internal)."""
         if _n_tracing:
             _trace_refuse()     # the VJP's writes depend on it
-        return bool(self.frees_saved and not self.released
+        return bool((self.layout & _FREES_SAVED) and not (self.layout & _RELEASED)
                     and (self.extras is None or self.extras.packed is None))
 
     @property
     def _released(self):
         """Whether a backward without ``retain_graph`` has freed the saved values."""
-        return self.released
+        return (self.layout & _RELEASED) != 0
 
     def _claimed(self):
         """Whether a backward holds this node's task (only while one runs through it)."""
-        return self.task_ is not None
+        return type(self.aux) is _Task
 
     @property
     def _creation_trace(self):
@@ -2102,9 +2102,9 @@ cdef class GradFn:
         to this node when grad mode is on (what ``ctx.output`` is made of)."""
         if self.op is None:
             raise RuntimeError(_EMPTY_NODE)
-        if output_nr < 0 or output_nr >= self.num_outputs:
+        if output_nr < 0 or output_nr >= _num_outputs(self):
             raise IndexError(f"{_node_name(self)}: output {output_nr} is out of range for a "
-                             f"node with {self.num_outputs} outputs")
+                             f"node with {_num_outputs(self)} outputs")
         return _node_rebuild_output(self, _as_storage(array), None, output_nr)
 
     def _lock_saved(self, tuple saved not None):
@@ -2117,7 +2117,7 @@ cdef class GradFn:
         cdef list entries = []
         if self.op is None:
             raise RuntimeError(_EMPTY_NODE)
-        if self.released:
+        if (self.layout & _RELEASED):
             raise RuntimeError(_FREED)
         if self.extras is not None and self.extras.locked is not None:
             raise RuntimeError(f"{_node_name(self)}: its saved values are locked already")
@@ -2138,11 +2138,11 @@ cdef class GradFn:
                 _lock_tensor(<Tensor>item)
             else:
                 _lock_array(item[0], <VersionCounter>item[1])
-        self.locked = True
+        self.layout |= _LOCKED
 
     def __dealloc__(self):
         # A graph dropped without backward gives its saved arrays back too.
-        if self.locked and not self.released:
+        if (self.layout & _LOCKED) and not (self.layout & _RELEASED):
             _unlock_saved(self)
 
 
@@ -2163,9 +2163,9 @@ cdef int _node_release(GradFn node) except -1:
     # As in PyTorch, only a node that saved tensors is spent by a backward
     # without retain_graph: one that saved none (a view, an add, a sum)
     # keeps its few numbers and can run again in another backward.
-    if not node.locked and _saved_no_tensor(node):
+    if not (node.layout & _LOCKED) and _saved_no_tensor(node):
         return 0
-    if node.locked:
+    if (node.layout & _LOCKED):
         _unlock_saved(node)
     if node.extras is not None:
         node.extras.packed = None
@@ -2173,21 +2173,21 @@ cdef int _node_release(GradFn node) except -1:
     if node.extras is not None:
         node.extras.kwargs = None
     node.saved_output = None
-    node.released = True
+    node.layout |= _RELEASED
     return 0
 
 
 cdef int _node_check_saved(GradFn node) except -1:
     """Raise if the saved values were freed or modified in place since."""
     cdef Py_ssize_t i, now, then
-    if node.released:
+    if (node.layout & _RELEASED):
         raise RuntimeError(_FREED)
     if node.args is not None:
         for i in range(_n_edges(node)):
             arg = _node_input_slot(node, i)
             if isinstance(arg, Tensor) and (<Tensor>arg)._version_counter is not None:
                 now = (<Tensor>arg)._version_counter.value
-                then = 0 if node.saved_versions is None else node.saved_versions[i]
+                then = _saved_version(node, i)
                 if now != then:
                     raise RuntimeError(
                         f"one of the variables needed for gradient computation has been "
@@ -2196,11 +2196,11 @@ cdef int _node_check_saved(GradFn node) except -1:
                         f"version {now}; expected version {then} instead.")
     if node.saved_output is not None:
         now = _counter_sum(node.output_counter)
-        if <unsigned int>now != node.output_version:     # (modulo 2**32, as PyTorch's)
+        if <unsigned int>now != _output_version(node):   # (modulo 2**32, as PyTorch's)
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified "
                 f"by an inplace operation: the output of {node.op.backward_name} is at "
-                f"version {now}; expected version {node.output_version} instead.")
+                f"version {now}; expected version {_output_version(node)} instead.")
     return 0
 
 
@@ -2400,30 +2400,30 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
             entries.append([i, slots[i], unpack])
     saved = node.saved_output
     if saved is not None:
-        for k in range(node.num_outputs):
+        for k in range(_num_outputs(node)):
             if only == _ALL_SLOTS or only == -1 - k:
                 t = Tensor.__new__(Tensor)      # no history: the node must not hold its output
-                t._data = saved if node.num_outputs == 1 else saved[k]
-                t._version_counter = (node.output_counter if node.num_outputs == 1
+                t._data = saved if _num_outputs(node) == 1 else saved[k]
+                t._version_counter = (node.output_counter if _num_outputs(node) == 1
                                       else node.output_counter[k])
                 entries.append([-1 - k, t, unpack])
     if not entries:
         return 0
     for entry in entries:               # pack everything before changing the node
         entry[1] = pack(entry[1])
-    was_locked = node.locked
+    was_locked = (node.layout & _LOCKED) != 0
     if was_locked:
         _unlock_saved(node)
     for entry in entries:
         if entry[0] >= 0:
             slots[entry[0]] = None
     if any(entry[0] < 0 for entry in entries):
-        if node.num_outputs == 1 or all([any([e[0] == -1 - k for e in entries])
-                                         for k in range(node.num_outputs)]):
+        if _num_outputs(node) == 1 or all([any([e[0] == -1 - k for e in entries])
+                                         for k in range(_num_outputs(node))]):
             node.saved_output = None
         else:
             node.saved_output = tuple([None if any(e[0] == -1 - k for e in entries)
-                                       else saved[k] for k in range(node.num_outputs)])
+                                       else saved[k] for k in range(_num_outputs(node))])
     node.layout &= ~(_PAIR_ARG | _PAIR_ARG_1)
     node.args = (tuple(slots),) + args[1:] if sequence else tuple(slots) + args[n:]
     extras = _extras_of(node)
@@ -2434,17 +2434,17 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
     node.layout |= _SCALAR_INPUTS      # the VJP's args come from _vjp_args, which unpacks
     if was_locked and OXMERA_LOCKS_COMPILED:
         # What stays unpacked (one slot given to register_hooks) stays locked.
-        node.locked = _lock_inputs(node)
+        _set_bit(node, _LOCKED, _lock_inputs(node))
         saved = node.saved_output
         if saved is not None:
-            if node.num_outputs == 1:
+            if _num_outputs(node) == 1:
                 _lock_array(saved, <VersionCounter>node.output_counter)
-                node.locked = True
+                node.layout |= _LOCKED
             else:
-                for k in range(node.num_outputs):
+                for k in range(_num_outputs(node)):
                     if saved[k] is not None:
                         _lock_array(saved[k], <VersionCounter>node.output_counter[k])
-                        node.locked = True
+                        node.layout |= _LOCKED
     return 0
 
 
@@ -2500,11 +2500,11 @@ cdef object _unpacked_output(GradFn node):
     # ctx.output of a node whose output was packed: rebuilt from what unpack gives.
     cdef Py_ssize_t k
     outs = []
-    for k in range(node.num_outputs):
+    for k in range(_num_outputs(node)):
         array = None
         if node.saved_output is not None:
-            array = node.saved_output if node.num_outputs == 1 else node.saved_output[k]
-        counter = node.output_counter if node.num_outputs == 1 else node.output_counter[k]
+            array = node.saved_output if _num_outputs(node) == 1 else node.saved_output[k]
+        counter = node.output_counter if _num_outputs(node) == 1 else node.output_counter[k]
         if array is None:
             for entry in node.extras.packed:
                 if entry[0] == -1 - k:
@@ -2512,7 +2512,7 @@ cdef object _unpacked_output(GradFn node):
                     counter = None
                     break
         outs.append(_node_rebuild_output(node, array, counter, k))
-    return outs[0] if node.num_outputs == 1 else tuple(outs)
+    return outs[0] if _num_outputs(node) == 1 else tuple(outs)
 
 
 # ---------------------------------------------------------------------------
@@ -3498,6 +3498,32 @@ cdef enum:
     _PAIR_EDGE_1 = 4        # ...of input 1 (else of input 0)
     _PAIR_ARG = 8           # args: the one argument not None of two, bare...
     _PAIR_ARG_1 = 16        # ...in position 1 (else 0)
+    _RELEASED = 32          # saved values freed by a backward without retain_graph
+    _LOCKED = 64            # it locked saved memory read-only (released with the values)
+    _FREES_SAVED = 128      # set before each VJP: the backward frees the saved values after it
+
+
+cdef inline Py_ssize_t _saved_version(GradFn node, Py_ssize_t i):
+    # The version saved input ``i`` had when the node was recorded.
+    aux = node.aux
+    return <Py_ssize_t>(<tuple>aux)[i] if type(aux) is tuple else 0
+
+
+cdef inline unsigned int _output_version(GradFn node):
+    # The version the saved output had (modulo 2**32, as PyTorch's); the last of aux.
+    aux = node.aux
+    return <unsigned int>(<tuple>aux)[len(<tuple>aux) - 1] if type(aux) is tuple else 0
+
+
+cdef inline Py_ssize_t _num_outputs(GradFn node):
+    # How many outputs the op gave (beyond the field's range: out_info has one pair each).
+    if node.n_outputs != 0xFFFF:
+        return node.n_outputs
+    return len(<tuple>node.out_info)
+
+
+cdef inline void _set_bit(GradFn node, unsigned char bit, bint on) noexcept:
+    node.layout = (node.layout | bit) if on else (node.layout & ~bit)
 
 
 cdef inline Py_ssize_t _n_edges(GradFn node) noexcept:
@@ -3976,8 +4002,6 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         next_fns = None
     if nrs is not None:
         _extras_of(node).next_nrs = tuple(nrs)
-    if versions is not None:
-        node.saved_versions = tuple(versions)
     # What the VJP will read: the call's arguments, with inputs it does not
     # need dropped, so they can be freed before backward.
     if sequence:
@@ -4013,11 +4037,13 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
     kept = None
     if kwargs:
         _extras_of(node).kwargs = kwargs
-    node.num_outputs = len(outputs)
+    cdef Py_ssize_t n_out = len(outputs)
+    cdef unsigned int out_version = 0
+    node.n_outputs = n_out if n_out < 0xFFFF else 0xFFFF
     if OXMERA_ANOMALY_COMPILED and _anomaly_enabled:
         # Op functions and operators are compiled: the innermost frame is the caller's.
         _extras_of(node).creation_trace = "".join(traceback.format_stack())
-    if node.num_outputs == 1:
+    if n_out == 1:
         t = <Tensor>outputs[0]
         node.out_info = _out_info_of(t._data)
         if _is_inexact(t._data):
@@ -4025,26 +4051,28 @@ cdef int _record(OpDef op, object values, Py_ssize_t n, tuple args, dict kwargs,
         if op.save_output:
             node.saved_output = t._data
             node.output_counter = _counter_of(t)
-            node.output_version = (<VersionCounter>node.output_counter).value
+            out_version = <unsigned int>(<VersionCounter>node.output_counter).value
             if OXMERA_LOCKS_COMPILED:
                 _lock_array(t._data, <VersionCounter>node.output_counter)
-                node.locked = True
+                node.layout |= _LOCKED
     else:
         node.out_info = tuple([_out_info_of((<Tensor>o)._data) for o in outputs])
-        for i in range(node.num_outputs):
+        for i in range(n_out):
             t = <Tensor>outputs[i]
             if _takes_grad(node, i, t._data.dtype):
                 t._meta = _new_meta(node, i)
         if op.save_output:
             node.saved_output = tuple([(<Tensor>o)._data for o in outputs])
             node.output_counter = tuple([_counter_of(<Tensor>o) for o in outputs])
-            node.output_version = _counter_sum(node.output_counter)
+            out_version = <unsigned int>_counter_sum(node.output_counter)
             if OXMERA_LOCKS_COMPILED:
-                for i in range(node.num_outputs):
+                for i in range(n_out):
                     _lock_array(node.saved_output[i], <VersionCounter>node.output_counter[i])
-                node.locked = True
+                node.layout |= _LOCKED
+    if versions is not None or out_version:
+        node.aux = (tuple(versions) if versions is not None else (0,) * n) + (out_version,)
     if OXMERA_LOCKS_COMPILED and _lock_inputs(node):
-        node.locked = True
+        node.layout |= _LOCKED
     if _saved_hooks_on:
         hooks = _saved_hooks_source()
         if hooks is not None:
@@ -4940,7 +4968,7 @@ cdef int _unlock_saved(GradFn node) except -1:
     # the garbage collector (no_gc_clear), so what the node locked is still
     # there to unlock, even when the node was in a reference cycle.
     cdef Py_ssize_t i, n
-    node.locked = False
+    node.layout &= ~_LOCKED
     if node.op is None or node.next_fns is None or node.args is None:
         args = ()
     else:
@@ -4955,7 +4983,7 @@ cdef int _unlock_saved(GradFn node) except -1:
     saved = node.saved_output
     counter = node.output_counter
     if saved is not None and counter is not None:
-        if node.num_outputs == 1:
+        if _num_outputs(node) == 1:
             if isinstance(counter, VersionCounter):
                 _unlock_array(saved, <VersionCounter>counter)
         elif type(saved) is tuple and type(counter) is tuple:
@@ -5178,7 +5206,7 @@ cdef inline object _key(object o):
 cdef object _expected_shape(object fn, Py_ssize_t nr):
     if isinstance(fn, Tensor):
         return (<Tensor>fn)._data.shape
-    if (<GradFn>fn).num_outputs == 1:
+    if _num_outputs(<GradFn>fn) == 1:
         return (<tuple>(<GradFn>fn).out_info)[0]
     return (<tuple>(<tuple>(<GradFn>fn).out_info)[nr])[0]
 
@@ -5186,7 +5214,7 @@ cdef object _expected_shape(object fn, Py_ssize_t nr):
 cdef object _expected_dtype(object fn, Py_ssize_t nr):
     if isinstance(fn, Tensor):
         return (<Tensor>fn)._data.dtype
-    if (<GradFn>fn).num_outputs == 1:
+    if _num_outputs(<GradFn>fn) == 1:
         return (<tuple>(<GradFn>fn).out_info)[1]
     return (<tuple>(<tuple>(<GradFn>fn).out_info)[nr])[1]
 
@@ -6043,7 +6071,7 @@ cdef object _replayed_vjp(GradFn node, object grads):
     # replayed when a trace of its signature exists, traced when none does
     # (and there is room), else run as Python code.
     cdef OpDef op = node.op
-    if (node.num_outputs != 1 or type(grads) is not Tensor or op.vjp is None
+    if (_num_outputs(node) != 1 or type(grads) is not Tensor or op.vjp is None
             or (node.extras is not None and node.extras.packed is not None)
             or _n_edges(node) > 30):      # (the needs flags are bits of an int)
         return None
@@ -6079,7 +6107,7 @@ cdef object _call_own_vjp(GradFn node, object grads):
 
 cdef object _call_vjp_with_hooks(GradFn node, object grads):
     # Node hooks see and return tuples, whatever the number of outputs.
-    multi = node.num_outputs > 1
+    multi = _num_outputs(node) > 1
     outs = tuple([_private(g) for g in grads]) if multi else (_private(grads),)
     for entry in list(node.extras.fn_hooks[0]):
         result = entry[1](outs)
@@ -6214,7 +6242,7 @@ cdef unsigned int _next_run = 0
 cdef unsigned int _RUN_MASK = (1 << 30) - 1
 
 
-# Finding a node's task: the node holds it (GradFn.task_) while the backward
+# Finding a node's task: the node holds it (GradFn.aux) while the backward
 # runs, so the common lookup is a field read, and a deep graph needs no
 # dictionary of all its nodes. Leaves, which threads share, and nodes that
 # another thread's backward holds at the moment, are keyed in ``tasks``.
@@ -6222,8 +6250,8 @@ cdef unsigned int _RUN_MASK = (1 << 30) - 1
 cdef inline object _find(object fn, dict tasks, unsigned int run):
     cdef object found
     if type(fn) is GradFn:
-        found = (<GradFn>fn).task_
-        if found is not None and (<_Task>found).mark >> 2 == run:
+        found = (<GradFn>fn).aux
+        if type(found) is _Task and (<_Task>found).mark >> 2 == run:
             return found
         return tasks.get(fn)
     return tasks.get(<size_t><void*>fn)
@@ -6233,7 +6261,7 @@ cdef inline object _find(object fn, dict tasks, unsigned int run):
 @cython.no_gc        # nodes and numbers only, and nothing references it but its backward
 @cython.auto_pickle(False)
 cdef class _Claims:
-    """The nodes whose GradFn.task_ one backward set (internal), to reset at its end."""
+    """The nodes whose GradFn.aux one backward set (internal), to reset at its end."""
     # A backward with ``inputs`` lists them: its nodes that lead to none never
     # run. One without releases each node's claim when the node runs, so it
     # keeps only a count (a list would cost 8 bytes a node at the backward's
@@ -6241,15 +6269,15 @@ cdef class _Claims:
     cdef list nodes               # the claimed nodes, or None (counted only)
     cdef Py_ssize_t outstanding   # claims not yet released (counted mode)
     cdef list roots               # the roots' nodes and leaves, for that walk
-    # Counted mode: what GradFn.task_ holds for a node reached by one edge so
+    # Counted mode: what GradFn.aux holds for a node reached by one edge so
     # far, which needs no task of its own (no run matches its mark, 0): most
     # nodes of a chain or a tree, whose task is made when the gradient arrives.
     cdef _Task once
 
 
 cdef inline int _claim(object fn, _Task task, dict tasks, _Claims claims) except -1:
-    if type(fn) is GradFn and (<GradFn>fn).task_ is None:
-        (<GradFn>fn).task_ = task
+    if type(fn) is GradFn and (<GradFn>fn).aux is None:
+        (<GradFn>fn).aux = task
         if claims.nodes is not None:
             claims.nodes.append(fn)
         else:
@@ -6261,8 +6289,8 @@ cdef inline int _claim(object fn, _Task task, dict tasks, _Claims claims) except
 
 cdef inline void _unclaim(GradFn node, _Task task, _Claims claims) noexcept:
     # A node that ran gives its claim back at once (counted mode).
-    if claims.nodes is None and node.task_ is task:
-        node.task_ = None
+    if claims.nodes is None and node.aux is task:
+        node.aux = None
         claims.outstanding -= 1
 
 
@@ -6272,8 +6300,8 @@ cdef int _release_claims(_Claims claims, unsigned int run) except -1:
     if claims.nodes is not None:
         for fn in claims.nodes:
             node = <GradFn>fn
-            if node.task_ is not None and (<_Task>node.task_).mark >> 2 == run:
-                node.task_ = None
+            if type(node.aux) is _Task and (<_Task>node.aux).mark >> 2 == run:
+                node.aux = None
         return 0
     if claims.outstanding <= 0:
         return 0
@@ -6287,9 +6315,9 @@ cdef int _release_claims(_Claims claims, unsigned int run) except -1:
             continue
         seen.add(id(fn))
         node = <GradFn>fn
-        if node.task_ is not None and (node.task_ is claims.once
-                                       or (<_Task>node.task_).mark >> 2 == run):
-            node.task_ = None
+        if type(node.aux) is _Task and (node.aux is claims.once
+                                         or (<_Task>node.aux).mark >> 2 == run):
+            node.aux = None
         for i in range(_n_edges(node)):
             nxt = _edge(node, i)
             if type(nxt) is GradFn:
@@ -6442,15 +6470,15 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 if nxt is None:
                     continue
                 if type(nxt) is GradFn:
-                    held = (<GradFn>nxt).task_
+                    held = (<GradFn>nxt).aux
                     if held is None:
-                        (<GradFn>nxt).task_ = once
+                        (<GradFn>nxt).aux = once
                         claims.outstanding += 1
                         _stack_push(stack, depth, nxt)
                         depth += 1
                         continue
                     if held is once:
-                        (<GradFn>nxt).task_ = _new_task(2, run, 2)
+                        (<GradFn>nxt).aux = _new_task(2, run, 2)
                         continue
                 found = _find(nxt, tasks, run)
                 if found is None:
@@ -6533,7 +6561,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                 grads = _node_output_grads(node, grads, _state(task), node_targets, inputs,
                                            results, commits, accumulate)
             if _state(task) & 2:
-                node.frees_saved = not retain_graph     # for GradFn._frees_saved
+                _set_bit(node, _FREES_SAVED, not retain_graph)     # for GradFn._frees_saved
                 if grads is None:
                     grads_in = None
                 elif OXMERA_PROFILER_COMPILED and _profiler is not None:
@@ -6550,10 +6578,10 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                     if nxt is None:
                         continue
                     if (claims.once is not None and type(nxt) is GradFn
-                            and (<GradFn>nxt).task_ is claims.once):
+                            and (<GradFn>nxt).aux is claims.once):
                         # its only edge delivers now: its task starts here
                         child = _new_task(1, run, 2)
-                        (<GradFn>nxt).task_ = child
+                        (<GradFn>nxt).aux = child
                     else:
                         child = <_Task>_find(nxt, tasks, run)
                     if not _state(child):
@@ -6585,9 +6613,9 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
 
 cdef int _task_add(_Task task, object fn, Py_ssize_t nr, Tensor g, bint create_graph) except -1:
     cdef list slots
-    if isinstance(fn, GradFn) and (<GradFn>fn).num_outputs > 1:
+    if isinstance(fn, GradFn) and _num_outputs(<GradFn>fn) > 1:
         if task.grad is None:
-            task.grad = [None] * (<GradFn>fn).num_outputs
+            task.grad = [None] * _num_outputs(<GradFn>fn)
         slots = <list>task.grad
         old = slots[nr]
         slots[nr] = None        # `old` is now the engine's only reference (see _accumulate)
@@ -6605,20 +6633,20 @@ cdef object _node_output_grads(GradFn node, object grads, int state, dict node_t
     cdef Py_ssize_t nr, i
     cdef list slots
     cdef NodeExtras extras
-    multi = node.num_outputs > 1
+    multi = _num_outputs(node) > 1
     extras = node.extras
     if not multi and extras is None and not state & 1:
         return grads        # the common case: nothing to do
     if multi:
         slots = list(grads)
-        for nr in range(node.num_outputs):
+        for nr in range(_num_outputs(node)):
             shape, dtype = node.out_info[nr]
             if slots[nr] is None and _takes_grad(node, nr, dtype):
                 slots[nr] = wrap_array(_np_zeros(shape, dtype))
     else:
         slots = [grads]
     if extras is not None and extras.pre_hooks is not None:
-        for nr in range(node.num_outputs):
+        for nr in range(_num_outputs(node)):
             if slots[nr] is not None:
                 slots[nr] = _run_hooks(extras.pre_hooks, nr, slots[nr], True)
     if extras is not None and extras.retained is not None and accumulate:

@@ -136,3 +136,49 @@ def test_inplace_change_of_a_bare_saved_input_is_caught():
         h.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+# -- what a node keeps in fewer bytes: its output count, versions, flags ------------
+
+def test_a_node_of_more_outputs_than_its_count_field_holds():
+    # The count is 16 bits; from 65535 outputs on it is read from out_info.
+    x = oxmera.tensor(np.arange(70_000.0), requires_grad=True)
+    outs = x.unbind(0)
+    node = outs[0].grad_fn
+    assert node._output_count == 70_000 and outs[69_999].output_nr == 69_999
+    (outs[5] * 2 + outs[69_999] * 3).backward()
+    g = x.grad.numpy()
+    assert g[5] == 2.0 and g[69_999] == 3.0 and g.sum() == 5.0
+
+
+def test_versions_recorded_beside_a_backward_task():
+    # A node whose saved input had been written keeps that version where a
+    # backward keeps its task otherwise: the backward keeps it aside, and
+    # both the version check and the gradient hold.
+    x = _leaf()
+    h = oxmera.sin(x)
+    with oxmera.no_grad():
+        h.mul_(2.0)                         # h at version 1
+    y = oxmera.cos(h) * h                   # both nodes saved h at version 1
+    z = y.exp()                             # saves its output at version 0
+    z.sum().backward(retain_graph=True)
+    hv = 2.0 * np.sin(x.detach().numpy())
+    # (the write ran under no_grad: h's history is still sin's, as in PyTorch)
+    expected = np.exp(np.cos(hv) * hv) * (-np.sin(hv) * hv + np.cos(hv)) \
+        * np.cos(x.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    with oxmera.no_grad():
+        h.add_(1.0)                         # version 2: the saved values are stale
+    with pytest.raises(RuntimeError, match="is at version 2; expected version 1"):
+        z.sum().backward()
+
+
+def test_released_and_frees_saved_flags():
+    x = _leaf()
+    y = oxmera.sin(x)
+    node = y.grad_fn
+    assert node._released is False
+    seen = []
+    node.register_hook(lambda gi, go: seen.append(node._frees_saved))
+    y.sum().backward()
+    assert node._released is True and seen == [True]
