@@ -2419,7 +2419,7 @@ cdef int _pack_saved(GradFn node, object pack, object unpack, Py_ssize_t only) e
             slots[entry[0]] = None
     if any(entry[0] < 0 for entry in entries):
         if _num_outputs(node) == 1 or all([any([e[0] == -1 - k for e in entries])
-                                         for k in range(_num_outputs(node))]):
+                                           for k in range(_num_outputs(node))]):
             node.saved_output = None
         else:
             node.saved_output = tuple([None if any(e[0] == -1 - k for e in entries)
@@ -3533,13 +3533,19 @@ cdef inline Py_ssize_t _n_edges(GradFn node) noexcept:
     return 2 if node.layout & _PAIR_EDGE else 1
 
 
-cdef inline object _edge(GradFn node, Py_ssize_t i):
-    fns = node.next_fns
-    if type(fns) is tuple:
-        return (<tuple>fns)[i]
-    if node.layout & _PAIR_EDGE and (i != 0) != ((node.layout & _PAIR_EDGE_1) != 0):
+cdef inline object _pick(object held, Py_ssize_t i, unsigned char layout, unsigned char pair,
+                         unsigned char second):
+    # Item ``i`` of a node's edges or args: of the tuple, or the bare item
+    # (of a pair when ``layout`` has ``pair``, at 1 when it has ``second``).
+    if type(held) is tuple:
+        return (<tuple>held)[i]
+    if layout & pair and (i != 0) != ((layout & second) != 0):
         return None
-    return fns
+    return held
+
+
+cdef inline object _edge(GradFn node, Py_ssize_t i):
+    return _pick(node.next_fns, i, node.layout, _PAIR_EDGE, _PAIR_EDGE_1)
 
 
 cdef inline tuple _args_of(GradFn node):
@@ -3554,12 +3560,7 @@ cdef inline tuple _args_of(GradFn node):
 
 cdef inline object _arg_at(GradFn node, Py_ssize_t i):
     # GradFn.args[i] without building the tuple.
-    args = node.args
-    if type(args) is tuple:
-        return (<tuple>args)[i]
-    if node.layout & _PAIR_ARG and (i != 0) != ((node.layout & _PAIR_ARG_1) != 0):
-        return None
-    return args
+    return _pick(node.args, i, node.layout, _PAIR_ARG, _PAIR_ARG_1)
 
 
 cdef inline bint _keeps(object mask_entry, GradFn node):
@@ -6316,7 +6317,7 @@ cdef int _release_claims(_Claims claims, unsigned int run) except -1:
         seen.add(id(fn))
         node = <GradFn>fn
         if type(node.aux) is _Task and (node.aux is claims.once
-                                         or (<_Task>node.aux).mark >> 2 == run):
+                                        or (<_Task>node.aux).mark >> 2 == run):
             node.aux = None
         for i in range(_n_edges(node)):
             nxt = _edge(node, i)
@@ -6428,7 +6429,7 @@ cdef object _run_phases(list roots, dict tasks, dict leaf_targets, dict node_tar
                         list results, tuple inputs, bint targeted,
                         bint retain_graph, bint create_graph, bint allow_unused,
                         bint accumulate, unsigned int run, _Claims claims):
-    cdef Py_ssize_t i, n, nr, pos
+    cdef Py_ssize_t i, nr, pos
     cdef Tensor t, g
     cdef GradFn node
     cdef _Task task, child
