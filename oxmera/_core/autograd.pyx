@@ -5391,11 +5391,13 @@ cdef tuple _vjp_args(GradFn node):
     # (Built in place, as apply_op builds a forward's arguments.)
     if node.extras is not None and node.extras.packed is not None:
         return _unpacked_args(node, True)
-    cdef tuple saved = _args_of(node)
-    cdef Py_ssize_t i, n = _n_edges(node), total = len(saved)
+    held = node.args
+    cdef Py_ssize_t i, n = _n_edges(node)
+    cdef Py_ssize_t total = (len(<tuple>held) if type(held) is tuple
+                             else 2 if node.layout & _PAIR_ARG else 1)
     cdef tuple args = PyTuple_New(total)
     for i in range(total):
-        v = saved[i]
+        v = _arg_at(node, i)
         if i < n and v is not None and not isinstance(v, Tensor):
             v = _scalar_tensor(v)
         Py_INCREF(v)
