@@ -5,11 +5,21 @@ core's registry, with no _MemoryLock of its own; the first other use of the
 memory (another saver, a write, an export, a view) makes it a full lock. These
 tests pin that each of those keeps the mutation-safety rules of SPEC §5.
 """
+import gc
+
 import numpy as np
 import pytest
 
 import oxmera
 from oxmera._core.autograd import _inline_locks, _locked_memory
+
+
+@pytest.fixture(autouse=True)
+def _no_locks_left_by_earlier_tests():
+    # The counts below are of the whole process: graphs earlier tests left
+    # in reference cycles (freed at the collector's next pass) must be gone.
+    gc.collect()
+    assert _locked_memory() == (0, 0) and _inline_locks() == 0
 
 
 def _saved():
