@@ -2173,7 +2173,8 @@ cdef int _node_release(GradFn node) except -1:
     if node.extras is not None:
         node.extras.kwargs = None
     node.saved_output = None
-    node.layout |= _RELEASED
+    # (the bits that placed a bare argument go with it)
+    node.layout = (node.layout & ~(_PAIR_ARG | _PAIR_ARG_1)) | _RELEASED
     return 0
 
 
@@ -2742,8 +2743,8 @@ cdef bint _fits_into(object other, cnp.ndarray arr):
     cdef cnp.ndarray o
     if isinstance(other, (float, int)):
         return True                     # weakly typed: the tensor's dtype wins
-    if type(other) is not Tensor or type((<Tensor>other)._data) is not ndarray:
-        return False
+    if not _sealable_type(other) or type((<Tensor>other)._data) is not ndarray:
+        return False                    # (a Parameter: a bias added to a product)
     o = <cnp.ndarray>(<Tensor>other)._data
     if cnp.PyArray_TYPE(o) != cnp.PyArray_TYPE(arr) or o.ndim > arr.ndim:
         return False
@@ -5231,10 +5232,10 @@ cdef Tensor _as_grad_tensor(object g, GradFn node, Py_ssize_t i):
 
 cdef Tensor _fit_grad(Tensor g, object fn, Py_ssize_t nr, GradFn node, Py_ssize_t i):
     """Bring a VJP's gradient to the shape and dtype of the input it is for."""
-    if (type(fn) is Tensor and cnp.PyArray_Check(g._data)
+    if (_sealable_type(fn) and cnp.PyArray_Check(g._data)
             and cnp.PyArray_Check((<Tensor>fn)._data)
             and _same_layout(<cnp.ndarray>g._data, <cnp.ndarray>(<Tensor>fn)._data)):
-        return g        # a leaf's gradient of its shape and dtype: read in C, no tuples
+        return g        # a leaf's (or Parameter's) gradient of its shape and dtype: in C
     shape = _expected_shape(fn, nr)
     if not _has_shape(g._data, shape):
         got = g._data.shape
@@ -5726,10 +5727,25 @@ cdef inline bint _same_value(object a, object b) except -1:
 
 cdef object _slot_array(object v):
     # A gradient, input or output's array as a replay reads it, or None when
-    # it is not a base-class ndarray (a trace only ever holds those).
+    # it is not a base-class ndarray (a trace only ever holds those) of an
+    # exact Tensor or a Parameter (what _replay_matches accepts: a subclass
+    # of one's own may change what the VJP's ops do).
     if isinstance(v, Tensor):
+        if not _sealable_type(v):
+            return None
         v = (<Tensor>v)._data
     return v if type(v) is ndarray else None
+
+
+cdef bint _replayable_values(object grad, tuple args, Py_ssize_t n) noexcept:
+    # No gradient or input is a Tensor subclass other than Parameter: a trace
+    # of such a call could never be matched, so it would only take a slot.
+    cdef Py_ssize_t i
+    for i in range(min(n, len(args)) + 1):
+        v = grad if i == 0 else <object>PyTuple_GET_ITEM(args, i - 1)
+        if isinstance(v, Tensor) and not _sealable_type(v):
+            return False
+    return True
 
 
 cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) except -1:
@@ -5748,7 +5764,7 @@ cdef bint _replay_matches(_Replay r, GradFn node, object grad, tuple args) excep
             if nd >= 0:
                 return False
             continue
-        if nd < 0 or type(<object>v) is not Tensor or type((<Tensor>v)._data) is not ndarray:
+        if nd < 0 or not _sealable_type(<object>v) or type((<Tensor>v)._data) is not ndarray:
             return False
         arr = <cnp.ndarray>(<Tensor>v)._data
         if (<PyObject*>cnp.PyArray_DESCR(arr) != PyTuple_GET_ITEM(r.descrs, i)
@@ -6086,7 +6102,8 @@ cdef object _replayed_vjp(GradFn node, object grads):
             if (<_Replay>r).refused:
                 return None
             return _run_replay(<_Replay>r, node, <Tensor>grads, <tuple>args)
-    if len(op.replays) >= _MAX_REPLAYS:
+    if len(op.replays) >= _MAX_REPLAYS or not _replayable_values(grads, <tuple>args,
+                                                                   _n_edges(node)):
         return None
     return _trace_vjp(node, grads, <tuple>args)
 

@@ -137,6 +137,42 @@ def test_the_ops_of_an_mlp_step_are_replayed():
         assert core.vjp_replays(opdef) and all(ok for ok, _ in core.vjp_replays(opdef)), opdef
 
 
+def test_parameters_are_replayed_under_one_trace():
+    # A model's weights are nn.Parameters: their VJPs match the trace made of
+    # them (they once filled the op's table with traces that never matched,
+    # so every later backward ran the VJP as Python).
+    from oxmera import nn
+    from oxmera.ops import blas
+    core.forget_vjp_replays(blas.linear.op)
+    oxmera.manual_seed(0)
+    layer = nn.Linear(5, 3)
+    x = oxmera.randn(4, 5)
+    grads = []
+    for replay in (False, True, True, True):
+        core.set_vjp_replay(replay)
+        layer.zero_grad()
+        (layer(x) * oxmera.arange(3.0)).sum().backward()
+        grads.append((layer.weight.grad.numpy().copy(), layer.bias.grad.numpy().copy()))
+    assert core.vjp_replays(blas.linear.op) == [(True, ("matmul_tn", "sum"))]
+    for traced_or_replayed in grads[1:]:
+        _assert_same(grads[0], traced_or_replayed)
+
+
+def test_a_tensor_subclass_of_ones_own_is_not_traced():
+    # A user's subclass may change what the VJP's ops do: its calls run the
+    # VJP as Python, and take no slot of the op's table.
+    class Mine(oxmera.Tensor):
+        pass
+
+    core.forget_vjp_replays(oxmera.sin.op)
+    x = Mine(oxmera.tensor([0.5, 1.0], dtype=oxmera.float64)).requires_grad_()
+    for _ in range(12):
+        x.grad = None
+        x.sin().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos([0.5, 1.0]))
+    assert core.vjp_replays(oxmera.sin.op) == []
+
+
 # -- the tracer's rules, on ops made here (internal, replay, not registered) ----------------
 
 def _op(vjp, save_output=False, name="replay_probe"):
