@@ -546,11 +546,12 @@ static inline double oxmera_dot_float32(const float *a, const float *b, ptrdiff_
 #define OXMERA_SHORT_ROWS 16
 #define OXMERA_SHORT_SCRATCH 1024
 
-static inline void oxmera_log_softmax_short_float32(const float *OXMERA_RESTRICT x,
-                                                    float *OXMERA_RESTRICT out,
-                                                    float *OXMERA_RESTRICT exps,
-                                                    float *OXMERA_RESTRICT sums,
-                                                    ptrdiff_t rows, ptrdiff_t n)
+OXMERA_CLONES      /* (too big to be inlined into its caller's clones: its own) */
+static void oxmera_log_softmax_short_float32(const float *OXMERA_RESTRICT x,
+                                             float *OXMERA_RESTRICT out,
+                                             float *OXMERA_RESTRICT exps,
+                                             float *OXMERA_RESTRICT sums,
+                                             ptrdiff_t rows, ptrdiff_t n)
 {
     double w[OXMERA_SHORT_SCRATCH];
     double m[OXMERA_SHORT_SCRATCH];
