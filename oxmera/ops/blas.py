@@ -81,8 +81,10 @@ def linear(input, weight, bias=None):
     else:
         out = np.matmul(input, weight.T)
     if bias is not None:
-        if isinstance(out, np.ndarray) and out.shape == np.broadcast_shapes(out.shape,
-                                                                            np.shape(bias)):
+        bias_shape = bias.shape if isinstance(bias, np.ndarray) else np.shape(bias)
+        # (one bias per output feature, nn.Linear's, asks no np.broadcast_shapes: 3.5 us)
+        if isinstance(out, np.ndarray) and (bias_shape == out.shape[-1:] or out.shape == (
+                np.broadcast_shapes(out.shape, bias_shape))):
             out += bias             # a fresh array: no second full-size temporary
         else:
             out = out + bias        # a 0-d product (1-D input and weight) is a NumPy scalar
