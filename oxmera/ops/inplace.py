@@ -167,12 +167,8 @@ def _update(name, ufunc, self, other, alpha=None):
     try:
         if alpha is None:
             ufunc(self._data, _arrays(other), out=self._data, casting="same_kind")
-        elif _one_pass(self._data, _arrays(other), alpha):
-            _kernels.scaled_update(self._data, _arrays(other), alpha, ufunc is np.subtract)
-        elif _in_chunks(self._data, _arrays(other)):
-            _scaled_in_chunks(ufunc, self._data, _arrays(other), alpha)
         else:
-            ufunc(self._data, _times(other, alpha), out=self._data, casting="same_kind")
+            scaled_into(ufunc, self._data, _arrays(other), alpha)
     except TypeError as err:   # numpy.UFuncTypeError: a float result into an int tensor
         raise RuntimeError(f"{name}(): result type can't be cast to the desired output type "
                            f"{self.dtype}: {err}") from None
@@ -202,6 +198,30 @@ def _update(name, ufunc, self, other, alpha=None):
 # product, then the sum) in one pass (37 us there, the 13 chunks below 74 us);
 # other dtypes go in chunks through a small scratch that stays in cache.
 _CHUNK = 16384
+
+
+def scaled_into(ufunc, target, value, alpha):
+    """``target = ufunc(target, value * alpha)`` in ``target``'s memory, for ``ufunc``
+    ``np.add`` or ``np.subtract``, an array ``target``, and ``value`` an array or a
+    number: NumPy's two roundings (the product in ``value``'s dtype, then the sum),
+    without a temporary of ``target``'s size where the kernel or the chunks take it.
+    (An optimizer's update: ``Tensor.add_/sub_`` with ``alpha``, ``optim.SGD``.)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera.ops.inplace import scaled_into
+    >>> p = np.ones(3, np.float32)
+    >>> scaled_into(np.subtract, p, np.arange(3, dtype=np.float32), 0.5)
+    >>> p
+    array([1. , 0.5, 0. ], dtype=float32)
+    """
+    if _one_pass(target, value, alpha):
+        _kernels.scaled_update(target, value, alpha, ufunc is np.subtract)
+    elif _in_chunks(target, value):
+        _scaled_in_chunks(ufunc, target, value, alpha)
+    else:
+        ufunc(target, _times(value, alpha), out=target, casting="same_kind")
 
 
 def _one_pass(target, value, alpha):

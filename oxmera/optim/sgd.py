@@ -8,6 +8,7 @@ import numpy as np
 
 from oxmera.optim.optimizer import Optimizer, _check_finite, _check_flags, _check_non_negative
 from oxmera.ops.creation import from_numpy
+from oxmera.ops.inplace import scaled_into
 
 __all__ = ["SGD"]
 
@@ -116,7 +117,8 @@ class SGD(Optimizer):
                     else:
                         buf = buffer._data
                         buf *= momentum
-                        buf += (1 - dampening) * grad
+                        scaled_into(np.add, buf, grad, 1 - dampening)
                     grad = grad + momentum * buf if group["nesterov"] else buf
-                param -= lr * grad
+                # ``param -= lr * grad`` (the same bits) without the temporary
+                scaled_into(np.subtract, param, grad, lr)
         return loss

@@ -237,3 +237,60 @@ def test_the_step_keeps_the_parameter_dtype(optimizer_class, dtype):
     tolerance = {np.float16: 5e-2, np.float32: 1e-5, np.float64: 1e-12}[dtype]
     np.testing.assert_allclose(w.detach().numpy().astype(np.float64), reference,
                                rtol=tolerance, atol=tolerance)
+
+
+def _sgd_by_hand(theta, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False, maximize=False):
+    """PyTorch's SGD box as NumPy's ufuncs compute it in the arrays' dtype."""
+    theta = theta.copy()
+    buf = None
+    for g in grads:
+        g = -g if maximize else g
+        if weight_decay:
+            g = g + weight_decay * theta
+        if momentum:
+            if buf is None:
+                buf = g.copy()
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        theta -= lr * g
+    return theta
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("options", [
+    {}, {"momentum": 0.9}, {"momentum": 0.9, "dampening": 0.3}, {"momentum": 0.8, "nesterov": True},
+    {"weight_decay": 0.1, "momentum": 0.5}, {"maximize": True, "momentum": 0.9},
+], ids=repr)
+def test_sgd_has_the_bits_of_numpys_two_roundings(dtype, options):
+    # The update runs as one compiled pass (``param -= lr * grad`` without the
+    # temporary): each element rounded as NumPy's product, then its sum.
+    theta, grads = THETA0.astype(dtype), [g.astype(dtype) for g in GRADS]
+    w = oxmera.tensor(theta, requires_grad=True)
+    opt = SGD([w], lr=0.037, **options)
+    for g in grads:
+        w.grad = oxmera.tensor(g)
+        opt.step()
+    np.testing.assert_array_equal(w.detach().numpy(),
+                                  _sgd_by_hand(theta, grads, 0.037, **options), strict=True)
+
+
+def test_an_sgd_step_makes_no_array_of_the_parameters_size():
+    import tracemalloc
+    n = 1 << 18                                       # 1 MiB of float32
+    w = oxmera.tensor(np.ones(n, np.float32), requires_grad=True)
+    opt = SGD([w], lr=0.1, momentum=0.9)
+    w.grad = oxmera.tensor(np.full(n, 0.5, np.float32))
+    opt.step()                                        # the first step makes the buffer
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        opt.step()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < n * 4 // 4, f"a step's peak of {peak} bytes: a temporary of the weight's size"
+    np.testing.assert_allclose(w.detach().numpy()[:3], 1 - 0.1 * 0.5 - 0.1 * (0.9 * 0.5 + 0.5),
+                               rtol=1e-6)
