@@ -637,3 +637,46 @@ def test_a_0d_operand_of_another_float_dtype_acts_as_cast_first(name):
                         dtype, other, value)
                     assert _outcome(lambda: public(s, x)) == _outcome(lambda: public(cast, x)), (
                         dtype, other, value)
+
+
+@pytest.mark.parametrize("name", _PROMOTING_BINARY)
+def test_a_0d_integer_or_bool_operand_acts_as_cast_first(name):
+    # The same for a 0-d integer or bool operand (``x * 2`` saves 2, which its
+    # VJP gets as a 0-d int64 tensor), values exact in the float dtype passed
+    # as numbers, the rest (beyond 2**11, 2**24, 2**53) left to the cast.
+    public = next(o.public for o in oxmera.ops._registry.list_ops() if o.name == name)
+    for dtype in (F16, F32, F64):
+        x = oxmera.tensor([0.5, 1.5, 2.5, 100.0], dtype=dtype)
+        for other, values in ((np.int64, (0, 2, -3, 2048, 2049, 16777217, 2**53 + 1, -2**62)),
+                              (np.int32, (1, -7, 2**31 - 1)), (np.uint8, (0, 255)),
+                              (np.bool_, (True, False))):
+            for value in values:
+                s = oxmera.tensor(np.array(value, dtype=other))
+                cast = s.to(dtype)
+                with np.errstate(all="ignore"):
+                    assert _outcome(lambda: public(x, s)) == _outcome(lambda: public(x, cast)), (
+                        dtype, other, value)
+                    assert _outcome(lambda: public(s, x)) == _outcome(lambda: public(cast, x)), (
+                        dtype, other, value)
+
+
+def test_a_number_operands_backward_takes_no_dtype_step():
+    # ``x * 2``'s VJP multiplies by a 0-d int64 tensor: the core hands NumPy a
+    # number instead of running the op's Python dtype step (the slow path).
+    from oxmera.ops import _utils
+    calls = []
+    original = _utils.result_type
+
+    def counting(*operands):
+        calls.append(operands)
+        return original(*operands)
+
+    x = oxmera.tensor([0.5, 1.5], dtype=F32, requires_grad=True)
+    _utils.result_type = counting
+    try:
+        (x * 3).sum().backward()
+        (x / 2).sum().backward()
+    finally:
+        _utils.result_type = original
+    assert calls == []
+    np.testing.assert_array_equal(x.grad.numpy(), np.array([3.5, 3.5], np.float32))
