@@ -6121,8 +6121,9 @@ cdef object _replayed_vjp(GradFn node, object grads):
             if (<_Replay>r).refused:
                 return None
             return _run_replay(<_Replay>r, node, <Tensor>grads, <tuple>args)
-    if len(op.replays) >= _MAX_REPLAYS or not _replayable_values(grads, <tuple>args,
-                                                                   _n_edges(node)):
+    if len(op.replays) >= _MAX_REPLAYS:
+        return None
+    if not _replayable_values(grads, <tuple>args, _n_edges(node)):
         return None
     return _trace_vjp(node, grads, <tuple>args)
 
