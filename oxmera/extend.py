@@ -189,7 +189,8 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
                                 save_mask, save_output, prepare, view, output_type,
                                 numpy, quiet, n_required, defaults,
                                 tuple(fields.index(h) for h in hidden_names) or None,
-                                promotes=bool(promote), unit=unit, replay=bool(replay))
+                                promotes=bool(promote), unit=unit, replay=bool(replay),
+                                float_only=bool(float_only))
 
         public = _core.op_function(opdef)     # compiled: no Python frame per call
         functools.update_wrapper(public, forward)

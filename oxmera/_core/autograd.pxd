@@ -51,6 +51,7 @@ cdef class OpDef:
     cdef readonly bint save_output  # the VJP reads the output (ctx.output)
     cdef readonly object prepare   # dtype promotion of the inputs, or None
     cdef readonly bint promotes    # prepare is PyTorch's promotion of the inputs' dtypes
+    cdef readonly bint float_only  # prepare turns integer and bool results into the default float
     cdef readonly bint view        # the output may be a view of input 0
     cdef readonly object output_type    # namedtuple class for several outputs, or None
     cdef readonly object numpy_forward  # NumPy callable equal to forward on the inputs alone

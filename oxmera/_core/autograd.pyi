@@ -45,6 +45,7 @@ class OpDef:
     save_output: bool
     prepare: Callable[..., Any] | None
     promotes: bool
+    float_only: bool
     view: bool
     output_type: type | None
     public: Callable[..., Any] | None
@@ -65,7 +66,8 @@ class OpDef:
                  n_required: int | None = None,
                  input_defaults: tuple[Any, ...] | None = None,
                  hidden: tuple[int, ...] | None = None, promotes: bool = False,
-                 unit: int | float | None = None, replay: bool = False) -> None: ...
+                 unit: int | float | None = None, replay: bool = False,
+                 float_only: bool = False) -> None: ...
     def __reduce__(self) -> NoReturn: ...
 
 @final

@@ -1669,7 +1669,7 @@ cdef class OpDef:
                  bint differentiable, tuple save_mask, bint save_output, prepare, bint view,
                  output_type, numpy_forward=None, bint quiet=False, n_required=None,
                  tuple input_defaults=None, tuple hidden=None, bint promotes=False, unit=None,
-                 bint replay=False):
+                 bint replay=False, bint float_only=False):
         if self.forward is not None:
             raise TypeError(f"OpDef {self.name!r} is built already: an op's definition cannot "
                             f"change under the nodes recorded with it")
@@ -1689,6 +1689,7 @@ cdef class OpDef:
         self.save_output = save_output
         self.prepare = prepare
         self.promotes = promotes and prepare is not None
+        self.float_only = float_only and prepare is not None
         self.view = view
         self.output_type = output_type
         self.numpy_forward = numpy_forward
@@ -3817,12 +3818,17 @@ cdef object _weak_zero_dims(tuple fargs, Py_ssize_t n):
 cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:
     """Whether the op's dtype step must run: not when the inputs already agree.
 
-    The fast case: every array input has one floating dtype (Python numbers
-    beside them are weakly typed and change nothing).
+    The fast cases: every array input has one floating dtype (Python numbers
+    beside them are weakly typed and change nothing); or, in an op of
+    PyTorch's promotion that keeps integers, one integer dtype beside Python
+    ints and bools only (``e - 1`` on a saved 0-d int64 exponent in pow's
+    VJP): the promoted dtype is that one, and the dtype step would pass the
+    same values on.
     """
     cdef Py_ssize_t i
     cdef int num
     cdef int first = -1
+    cdef bint other_numbers = False    # a number that is not an exact int or bool
     if op.prepare is None:
         return False
     for i in range(n):
@@ -3832,12 +3838,17 @@ cdef bint _needs_prepare(OpDef op, tuple fargs, Py_ssize_t n) except -1:
             # two attribute lookups per input on every op).
             num = cnp.PyArray_TYPE(<cnp.ndarray>v)
             if first < 0:
-                if not cnp.PyTypeNum_ISFLOAT(num):
+                if not (cnp.PyTypeNum_ISFLOAT(num)
+                        or (cnp.PyTypeNum_ISINTEGER(num) and op.promotes and not op.float_only)):
                     return True
                 first = num
             elif num != first:
                 return True
-    return first < 0
+        elif v is not None and type(v) is not int and type(v) is not bool:
+            other_numbers = True
+    if first < 0:
+        return True
+    return other_numbers and not cnp.PyTypeNum_ISFLOAT(first)
 
 
 cdef object _apply_sequence_op(OpDef op, tuple args, dict kwargs):

@@ -1343,8 +1343,20 @@ def _where_op(condition, input, other):
         # (NumPy would take it as "nonzero").
         raise TypeError(f"where(): expected condition to be a bool tensor, got dtype "
                         f"{np.asarray(condition).dtype}; compare first (e.g. x > 0)")
-    dtype = result_type(input, other)
+    dtype = _where_dtype(input, other)
     return np.where(condition, input, other).astype(dtype, copy=False)
+
+
+def _where_dtype(input, other):
+    # result_type's answer, without its walk in the two commonest cases (a
+    # VJP's where(flat, 0.0, grad)): a float array beside a Python number or
+    # an array of its own dtype gives that dtype.
+    for a, b in ((input, other), (other, input)):
+        if (type(a) is np.ndarray and a.dtype.kind == "f"
+                and (type(b) in (float, int, bool)
+                     or (type(b) is np.ndarray and b.dtype == a.dtype))):
+            return a.dtype
+    return result_type(input, other)
 
 
 @_where_op.vjp
