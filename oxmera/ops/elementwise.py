@@ -15,7 +15,7 @@ from oxmera._core import _kernels
 from oxmera._core.autograd import OpError
 from oxmera.extend import op
 from oxmera.ops import _registry
-from oxmera.ops._utils import ordered_only, result_type
+from oxmera.ops._utils import ordered_only, real_only, result_type
 from oxmera.ops.complex import cj, complex_sgn
 from oxmera.ops.creation import zeros_like
 from oxmera.ops.index import nonzero
@@ -320,15 +320,13 @@ def _(ctx, grad, input, exponent):
         if isinstance(exponent, (int, float)):
             grad_input = (zeros_like(grad) if exponent == 0
                           else grad * exponent * input ** (exponent - 1))
+        elif not needs[1] and exponent.ndim == 0 and grad.dtype == input.dtype:
+            # ``x ** 2`` and its kind (a constant number exponent, here as a
+            # 0-d tensor): one op instead of seven (decided by dtypes and
+            # shapes, so a replayed VJP stays right for every exponent).
+            grad_input = pow_backward(grad, input, exponent)
         else:
-            # x ** 0 is constant: its slope is exactly 0, also at x == 0 or
-            # x == inf (where x ** -1 would make it 0 * inf) and under an
-            # infinite incoming gradient. So both factors are selected (not
-            # multiplied by 0) there, and the base replaced by 1: nothing
-            # infinite is computed, in this derivative or the next.
-            flat = eq(exponent, 0)
-            base = where(flat, 1.0, input)
-            grad_input = where(flat, 0.0, grad) * exponent * base ** (exponent - 1)
+            grad_input = _pow_slope(grad, input, exponent)
     if needs[1]:
         if isinstance(input, (int, float)):
             # A number base makes log(base) a constant: take it in double
@@ -1396,6 +1394,77 @@ def where(condition, input=None, other=None):
 def _where_method(self, condition, other):
     """``where(condition, self, other)``: PyTorch's ``Tensor.where``."""
     return where(condition, self, other)
+
+
+def _pow_slope(grad, input, exponent):
+    """``grad * exponent * input ** (exponent - 1)``, exactly 0 where ``exponent == 0``."""
+    # x ** 0 is constant: its slope is exactly 0, also at x == 0 or x == inf
+    # (where x ** -1 would make it 0 * inf) and under an infinite incoming
+    # gradient. So both factors are selected (not multiplied by 0) there, and
+    # the base replaced by 1: nothing infinite is computed, in this derivative
+    # or the next.
+    flat = eq(exponent, 0)
+    base = where(flat, 1.0, input)
+    return where(flat, 0.0, grad) * exponent * base ** (exponent - 1)
+
+
+@op(inputs=3, save=("grad", "input", "exponent"), quiet=True, replay=True)
+def pow_backward(grad, input, exponent):
+    """pow's gradient with respect to its base: ``grad * exponent * input ** (exponent - 1)``.
+
+    Exactly 0 where ``exponent`` is 0 (``x ** 0`` is flat, also at
+    ``x == 0``). The exponent is a constant: it gets no gradient. The result
+    has PyTorch's dtype for the three operands; real dtypes only.
+
+    Examples
+    --------
+    >>> import oxmera
+    >>> from oxmera.ops.elementwise import pow_backward
+    >>> pow_backward(oxmera.tensor([1.0, 1.0]), oxmera.tensor([0.0, 3.0]), 2)
+    tensor([0., 6.], dtype=float32)
+    """
+    e = np.asarray(exponent)
+    if (type(grad) is np.ndarray and type(input) is np.ndarray and grad.dtype == input.dtype
+            and grad.dtype.kind == "f" and e.ndim == 0 and e.dtype.kind in "biuf"):
+        # pow's VJP for x ** 2 and its kind: the fewest NumPy calls. The
+        # exponent goes to NumPy as a Python number where the dtype holds it
+        # exactly (NumPy then takes it in the arrays' dtype, as a cast would).
+        number = e.item()
+        dtype = grad.dtype
+        if number == 0:
+            return np.zeros(np.broadcast_shapes(grad.shape, input.shape), dtype)
+        if dtype.type(number) == number:
+            less = number - 1
+            slope = input if less == 1 else np.power(input, less)
+            return np.multiply(np.multiply(grad, number), slope)
+    else:
+        dtype = result_type(grad, input, exponent)
+        real_only(np.empty(0, dtype), "pow_backward")
+    if e.ndim == 0 and e == 0:
+        return np.zeros(np.broadcast_shapes(np.shape(grad), np.shape(input)), dtype)
+    # e - 1 in the exponent's own dtype (exact for an integer), as pow's VJP
+    # composed of ops computes it; bool has no subtraction.
+    less = (e.astype(dtype) if e.dtype.kind == "b" else e) - 1
+    g, x = np.asarray(grad, dtype), np.asarray(input, dtype)
+    if e.ndim:
+        flat = e == 0
+        g, x = np.where(flat, g.dtype.type(0), g), np.where(flat, x.dtype.type(1), x)
+    return g * e.astype(dtype) * x ** less.astype(dtype)
+
+
+@pow_backward.vjp
+def _(ctx, grad_of_grad, grad, input, exponent):
+    needs = ctx.needs_input_grad
+    grad_grad = pow_backward(grad_of_grad, input, exponent) if needs[0] else None
+    grad_input = None
+    if needs[1]:
+        # d/dx of grad * e * x ** (e - 1) is grad * e times pow's slope at
+        # e - 1; exactly 0 where e == 0, where the base is 1 (as in
+        # _pow_slope: nothing infinite is computed there).
+        flat = eq(exponent, 0)
+        grad_input = where(flat, 0.0, pow_backward(grad_of_grad * grad * exponent,
+                                                   where(flat, 1.0, input), exponent - 1))
+    return grad_grad, grad_input, None
 
 
 # -- closeness, classification and logic (bool results, never recorded) --------------

@@ -466,6 +466,34 @@ for _name in ("tanh_backward", "sigmoid_backward"):
         getattr(oxmera.ops.elementwise, _name)(g, o) if lib is oxmera
         else getattr(lib.ops.aten, _name)(g, o)), (Leaf((3, 4)), Leaf((3, 4), "positive"))))
 
+# pow's VJP for a constant exponent, as an op of its own (the exponent gets
+# no gradient: a number, a 0-d or a broadcast constant tensor)
+_pow_backward = oxmera.ops.elementwise.pow_backward
+add_cases("pow_backward",
+          ("square", lambda g, x: _pow_backward(g, x, 2), (Leaf((3, 4)), Leaf((3, 4)))),
+          ("cube-transposed", lambda g, x: _pow_backward(g, x, 3), (T((3, 4)), S((3, 4)))),
+          ("negative", lambda g, x: _pow_backward(g, x, -2),
+           (Leaf((2, 3)), Leaf((2, 3), "positive"))),
+          ("half", lambda g, x: _pow_backward(g, x, 0.5), (Leaf((2, 3)), Leaf((2, 3), "positive"))),
+          ("zero", lambda g, x: _pow_backward(g, x, 0), (Leaf((2, 3)), Leaf((2, 3)))),
+          ("one", lambda g, x: _pow_backward(g, x, 1), (Leaf((2, 3)), Leaf((2, 3)))),
+          ("0d-exponent", lambda g, x: _pow_backward(g, x, oxmera.tensor(3)),
+           (Leaf((2, 3)), Leaf((2, 3)))),
+          ("broadcast", lambda g, x: _pow_backward(g, x, 2), (Leaf((2, 3)), Leaf((3,)))),
+          ("exponents", lambda g, x: _pow_backward(g, x, oxmera.tensor([0.0, 1.0, 2.0, 3.0],
+                                                                      dtype=oxmera.float64)),
+           (Leaf((2, 4)), Leaf((4,), "positive"))),
+          ("0d", lambda g, x: _pow_backward(g, x, 2), (Leaf(()), Leaf(()))),
+          ("size-0", lambda g, x: _pow_backward(g, x, 2), (Leaf((0, 3)), Leaf((0, 3)))))
+# (against PyTorch's gradient of x ** e, taken with create_graph: its value
+# and, differentiated again, its gradients in grad and x)
+add_torch_cases("pow_backward", *[
+    (f"exponent-{e}", lambda lib, g, x, e=e: (
+        _pow_backward(g, x, e) if lib is oxmera
+        else lib.autograd.grad(x ** e, x, g, create_graph=True)[0]),
+     (Leaf((3, 4)), Leaf((3, 4), "positive")))
+    for e in (2, 3, 1, -1.5, 0.5)])
+
 add_cases("relu_backward",
           ("3x4", oxmera.ops.elementwise.relu_backward, (Leaf((3, 4)), const((3, 4)))),
           ("broadcast", oxmera.ops.elementwise.relu_backward, (Leaf((2, 3)), const((3,)))),
