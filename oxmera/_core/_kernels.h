@@ -750,6 +750,57 @@ static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, i
 OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float32, float)
 OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float64, double)
 
+/* One Adam step (optim.Adam, AdamW) per element in one pass, rounding as the
+   NumPy sequence of optim/adam.py does, operation by operation (never fused):
+   the first moment's lerp toward g (weight w: m + w (g - m), or for w >= 0.5
+   g - (g - m)(1 - w), given as `lerp` with `lerp_big`), the second moment
+   v beta2 + ((1 - beta2) g) g, AMSGrad's running maximum (NumPy's maximum:
+   nan wins), the denominator sqrt(v) / sqrt(bias correction 2) + eps, and
+   param + (-step size m) / denominator. `max_sq` is NULL without AMSGrad.
+   The scalars are the Python floats rounded to T, as NumPy takes them. */
+#define OXMERA_DEFINE_ADAM_UPDATE(NAME, T, SQRT)                                 \
+    OXMERA_NO_CONTRACT static void NAME(                                        \
+        T *OXMERA_RESTRICT param, const T *OXMERA_RESTRICT grad,                \
+        T *OXMERA_RESTRICT exp_avg, T *OXMERA_RESTRICT exp_avg_sq,              \
+        T *OXMERA_RESTRICT max_sq, T lerp, int lerp_big, T beta2,               \
+        T one_minus_beta2, T bias2_sqrt, T eps, T neg_step_size, ptrdiff_t n)   \
+    {                                                                           \
+        ptrdiff_t i;                                                            \
+        for (i = 0; i < n; i++) {                                               \
+            T g = grad[i];                                                      \
+            T m = exp_avg[i];                                                   \
+            T d = g - m;                                                        \
+            if (lerp_big) {                                                     \
+                T t = d * lerp;                                                 \
+                m = g - t;                                                      \
+            } else {                                                            \
+                T t = lerp * d;                                                 \
+                m = m + t;                                                      \
+            }                                                                   \
+            T v = exp_avg_sq[i] * beta2;                                        \
+            T a = one_minus_beta2 * g;                                          \
+            a = a * g;                                                          \
+            v = v + a;                                                          \
+            T s = v;                                                            \
+            if (max_sq) {                                                       \
+                T mx = max_sq[i];                                               \
+                mx = (mx >= v || mx != mx) ? mx : v;                            \
+                max_sq[i] = mx;                                                 \
+                s = mx;                                                         \
+            }                                                                   \
+            T den = SQRT(s);                                                    \
+            den = den / bias2_sqrt;                                             \
+            den = den + eps;                                                    \
+            T u = neg_step_size * m;                                            \
+            u = u / den;                                                        \
+            param[i] = param[i] + u;                                            \
+            exp_avg[i] = m;                                                     \
+            exp_avg_sq[i] = v;                                                  \
+        }                                                                       \
+    }
+OXMERA_DEFINE_ADAM_UPDATE(oxmera_adam_update_float32, float, sqrtf)
+OXMERA_DEFINE_ADAM_UPDATE(oxmera_adam_update_float64, double, sqrt)
+
 /* Activations' VJPs from their output, one pass over grad and output into
    out: STEP computes out[i] from g = grad[i] and y = output[i]; ATTR is the
    function's attribute (target clones, or no fused multiply-adds). */

@@ -46,6 +46,15 @@ cdef extern from "_kernels.h" nogil:
                                       int subtract, Py_ssize_t n)
     void oxmera_scaled_update_float64(double *target, const double *value, double alpha,
                                       int subtract, Py_ssize_t n)
+    void oxmera_adam_update_float32(float *param, const float *grad, float *exp_avg,
+                                    float *exp_avg_sq, float *max_sq, float lerp, int lerp_big,
+                                    float beta2, float one_minus_beta2, float bias2_sqrt,
+                                    float eps, float neg_step_size, Py_ssize_t n)
+    void oxmera_adam_update_float64(double *param, const double *grad, double *exp_avg,
+                                    double *exp_avg_sq, double *max_sq, double lerp,
+                                    int lerp_big, double beta2, double one_minus_beta2,
+                                    double bias2_sqrt, double eps, double neg_step_size,
+                                    Py_ssize_t n)
     void oxmera_gelu_backward_float32(const float *grad, const float *x, const float *cdf,
                                       float *out, Py_ssize_t n)
     void oxmera_lstm_gates_float32(const float *i, const float *f, const float *g,
@@ -907,6 +916,59 @@ def scaled_update(target, value, alpha, bint subtract):
             oxmera_scaled_update_float32(<float *>t, <const float *>v, a32, subtract, n)
         else:
             oxmera_scaled_update_float64(<double *>t, <const double *>v, a64, subtract, n)
+
+
+def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, double weight,
+                double beta2, double bias_correction2_sqrt, double eps, double step_size):
+    """One Adam step in place, in one pass, if the arrays are the kernel's; whether it was.
+
+    ``param``, ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq`` for AMSGrad,
+    else None) are updated from ``grad`` as ``optim.Adam``'s NumPy sequence
+    updates them, bit for bit: the first moment's lerp with ``weight`` (1 -
+    beta1), the second moment, AMSGrad's maximum, then
+    ``param += -step_size * exp_avg / (sqrt(v) / bias_correction2_sqrt + eps)``,
+    each number rounded to the arrays' dtype as NumPy rounds it. The kernel's
+    arrays: one shape, one float32 or float64 dtype, C-contiguous, aligned,
+    the updated ones writable, no two overlapping. Otherwise nothing is done
+    and the result is False (the caller takes NumPy's path).
+    """
+    arrays = (param, grad, exp_avg, exp_avg_sq) + (
+        () if max_exp_avg_sq is None else (max_exp_avg_sq,))
+    cdef Py_ssize_t i, j
+    for i in range(1, len(arrays)):
+        if not float_pair(param, arrays[i]):
+            return False
+    for i in range(len(arrays)):
+        if i != 1 and not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>arrays[i]):
+            return False
+        for j in range(i):
+            if contiguous_overlap(arrays[i], arrays[j]):
+                return False
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>param)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>param)
+    cdef void *p = cnp.PyArray_DATA(<cnp.ndarray>param)
+    cdef void *g = cnp.PyArray_DATA(<cnp.ndarray>grad)
+    cdef void *m = cnp.PyArray_DATA(<cnp.ndarray>exp_avg)
+    cdef void *v = cnp.PyArray_DATA(<cnp.ndarray>exp_avg_sq)
+    cdef void *mx = (NULL if max_exp_avg_sq is None
+                     else cnp.PyArray_DATA(<cnp.ndarray>max_exp_avg_sq))
+    # NumPy's two forms of the lerp (optim.optimizer._lerp_): w (g - m) for
+    # |w| < 0.5, else (g - m) (1 - w); the numbers as Python computes them.
+    cdef bint big = not abs(weight) < 0.5
+    cdef double lerp = 1 - weight if big else weight
+    cdef double one_minus_beta2 = 1 - beta2
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_adam_update_float32(<float *>p, <const float *>g, <float *>m, <float *>v,
+                                       <float *>mx, <float>lerp, big, <float>beta2,
+                                       <float>one_minus_beta2, <float>bias_correction2_sqrt,
+                                       <float>eps, <float>(-step_size), n)
+        else:
+            oxmera_adam_update_float64(<double *>p, <const double *>g, <double *>m,
+                                       <double *>v, <double *>mx, lerp, big, beta2,
+                                       one_minus_beta2, bias_correction2_sqrt, eps, -step_size,
+                                       n)
+    return True
 
 
 ctypedef void (*_from_output_f32)(const float *, const float *, float *,

@@ -7,6 +7,7 @@ Python floats, and the update is ``θ - (step_size · m) / (√v / √(1-β₂�
 """
 import numpy as np
 
+from oxmera._core import _kernels
 from oxmera.optim.optimizer import (Optimizer, _check_betas, _check_flags, _check_non_negative,
                                     _lerp_, _step_count, _zero_buffers)
 from oxmera.ops.creation import from_numpy
@@ -120,17 +121,25 @@ class Adam(Optimizer):
                         param *= 1 - lr * weight_decay
                     else:
                         grad = grad + weight_decay * param
-                _lerp_(exp_avg, grad, 1 - beta1)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2 ** 0.5
+                max_exp_avg_sq = None
                 if amsgrad:
                     if "max_exp_avg_sq" not in state:
                         state["max_exp_avg_sq"] = from_numpy(np.zeros_like(param))
                     max_exp_avg_sq = state["max_exp_avg_sq"]._data
+                # The kernel makes the steps below in one pass, with their
+                # roundings (they made five temporaries of the parameter's size).
+                if _kernels.adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq,
+                                        1 - beta1, beta2, bias_correction2_sqrt, eps,
+                                        step_size):
+                    continue
+                _lerp_(exp_avg, grad, 1 - beta1)
+                exp_avg_sq *= beta2
+                exp_avg_sq += (1 - beta2) * grad * grad
+                if amsgrad:
                     np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
                     denom = np.sqrt(max_exp_avg_sq)
                 else:

@@ -294,3 +294,88 @@ def test_an_sgd_step_makes_no_array_of_the_parameters_size():
     assert peak < n * 4 // 4, f"a step's peak of {peak} bytes: a temporary of the weight's size"
     np.testing.assert_allclose(w.detach().numpy()[:3], 1 - 0.1 * 0.5 - 0.1 * (0.9 * 0.5 + 0.5),
                                rtol=1e-6)
+
+
+def _adam_by_hand(theta, grads, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                  amsgrad=False, maximize=False, decoupled=False):
+    """PyTorch's Adam box as NumPy's ufuncs compute it in the arrays' dtype
+    (the lerp in PyTorch's two forms, the bias corrections as Python floats)."""
+    theta = theta.copy()
+    beta1, beta2 = betas
+    with np.errstate(all="ignore"):     # (the nan and inf gradients)
+        return _adam_steps(theta, grads, lr, beta1, beta2, eps, weight_decay, amsgrad,
+                           maximize, decoupled)
+
+
+def _adam_steps(theta, grads, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize,
+                decoupled):
+    m, v, vmax = np.zeros_like(theta), np.zeros_like(theta), np.zeros_like(theta)
+    for step, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        if weight_decay:
+            if decoupled:
+                theta *= 1 - lr * weight_decay
+            else:
+                g = g + weight_decay * theta
+        weight = 1 - beta1
+        if abs(weight) < 0.5:
+            m += weight * (g - m)
+        else:
+            np.subtract(g, (g - m) * (1 - weight), out=m)
+        v *= beta2
+        v += (1 - beta2) * g * g
+        if amsgrad:
+            np.maximum(vmax, v, out=vmax)
+        denom = np.sqrt(vmax if amsgrad else v)
+        denom /= (1 - beta2 ** step) ** 0.5
+        denom += eps
+        update = -(lr / (1 - beta1 ** step)) * m
+        update /= denom
+        theta += update
+    return theta
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("options", [
+    {}, {"amsgrad": True}, {"betas": (0.3, 0.9)}, {"betas": (0.5, 0.5), "eps": 1e-3},
+    {"weight_decay": 0.1}, {"weight_decay": 0.1, "decoupled": True, "amsgrad": True},
+    {"maximize": True},
+], ids=repr)
+def test_adam_has_the_bits_of_numpys_sequence(dtype, options):
+    # One compiled pass per parameter (_kernels.adam_update), each element
+    # rounded as the NumPy sequence rounds it; a nan, an inf and zeros in the
+    # gradients (AMSGrad's maximum keeps a nan, as np.maximum does).
+    theta = THETA0.astype(dtype)
+    grads = [g.astype(dtype) for g in GRADS]
+    special = np.zeros_like(grads[0])
+    special.flat[:3] = (np.nan, np.inf, -0.0)
+    grads = grads + [special] + grads[:2]
+    w = oxmera.tensor(theta, requires_grad=True)
+    options = dict(options)
+    cls = AdamW if options.pop("decoupled", False) else Adam
+    opt = cls([w], lr=0.037, **options)
+    for g in grads:
+        w.grad = oxmera.tensor(g)
+        opt.step()
+    expected = _adam_by_hand(theta, grads, 0.037, decoupled=cls is AdamW,
+                             **{"weight_decay": 0.01 if cls is AdamW else 0.0, **options})
+    np.testing.assert_array_equal(w.detach().numpy(), expected, strict=True)
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_an_adam_step_makes_no_array_of_the_parameters_size(amsgrad):
+    import tracemalloc
+    n = 1 << 18                                       # 1 MiB of float32
+    w = oxmera.tensor(np.ones(n, np.float32), requires_grad=True)
+    opt = Adam([w], lr=0.1, amsgrad=amsgrad)
+    w.grad = oxmera.tensor(np.full(n, 0.5, np.float32))
+    opt.step()                                        # the first step makes the moments
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        opt.step()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < n * 4 // 4, f"a step's peak of {peak} bytes: a temporary of the weight's size"
+    np.testing.assert_allclose(w.detach().numpy()[:3], 1 - 0.2, rtol=1e-5)
