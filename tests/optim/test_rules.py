@@ -379,3 +379,37 @@ def test_an_adam_step_makes_no_array_of_the_parameters_size(amsgrad):
         tracemalloc.stop()
     assert peak < n * 4 // 4, f"a step's peak of {peak} bytes: a temporary of the weight's size"
     np.testing.assert_allclose(w.detach().numpy()[:3], 1 - 0.2, rtol=1e-5)
+
+
+def test_adam_kernel_refuses_what_it_does_not_take_and_changes_nothing():
+    from oxmera._core import _kernels
+    p, g = np.ones(8, np.float32), np.full(8, 0.5, np.float32)
+    m, v = np.zeros(8, np.float32), np.zeros(8, np.float32)
+    args = (0.1, 0.999, 0.5, 1e-8, 0.01)
+    for refused in [(p, g, m, m, None),                      # one array twice
+                    (p, g[::-1].copy()[::-1], m, v, None),   # a strided gradient
+                    (p.astype(np.float16), g.astype(np.float16), m.astype(np.float16),
+                     v.astype(np.float16), None),            # not float32/float64
+                    (p, g, m, v, np.zeros(4, np.float32)),   # another shape
+                    (p, g, m, np.zeros(8, np.float64), None)]:
+        before = [a.copy() for a in refused if a is not None]
+        assert _kernels.adam_update(*refused, *args) is False
+        for a, b in zip([a for a in refused if a is not None], before):
+            np.testing.assert_array_equal(a, b)
+    frozen = v.copy()
+    frozen.flags.writeable = False
+    assert _kernels.adam_update(p, g, m, frozen, None, *args) is False
+
+
+def test_adam_on_a_transposed_gradient_takes_numpys_path_with_the_same_bits():
+    theta = THETA0.astype(np.float32)
+    grads = [np.ascontiguousarray(g.T.astype(np.float32)).T for g in GRADS]   # strided
+    w = oxmera.tensor(theta, requires_grad=True)
+    opt = Adam([w], lr=0.037, amsgrad=True)
+    for g in grads:
+        w.grad = oxmera.from_numpy(g)
+        assert not w.grad._data.flags.c_contiguous
+        opt.step()
+    np.testing.assert_array_equal(
+        w.detach().numpy(), _adam_by_hand(theta, [np.ascontiguousarray(g) for g in grads],
+                                          0.037, amsgrad=True), strict=True)
