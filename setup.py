@@ -47,7 +47,9 @@ extensions = [
     ),
     # Elementwise C kernels (erf): -fno-trapping-math lets GCC and Clang turn
     # their branch-free selects into vector blends (no one reads the
-    # floating-point exception flags they would set; MSVC has no such flag).
+    # floating-point exception flags they would set; MSVC has no such flag);
+    # -fno-math-errno lets them vectorize sqrt (Adam's step), which otherwise
+    # calls libm to set errno for a negative argument (no one reads errno).
     Extension(
         "oxmera._core._kernels",
         ["oxmera/_core/_kernels.pyx"],
@@ -55,7 +57,7 @@ extensions = [
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=(["-O0", "-g"] if DEBUG
-                            else [] if sys.platform == "win32" else ["-fno-trapping-math"]),
+                            else [] if sys.platform == "win32" else ["-fno-trapping-math", "-fno-math-errno"]),
     ),
 ]
 

@@ -758,44 +758,58 @@ OXMERA_DEFINE_SCALED_UPDATE(oxmera_scaled_update_float64, double)
    nan wins), the denominator sqrt(v) / sqrt(bias correction 2) + eps, and
    param + (-step size m) / denominator. `max_sq` is NULL without AMSGrad.
    The scalars are the Python floats rounded to T, as NumPy takes them. */
+/* (sqrt vectorizes because the module is built with -fno-math-errno: see setup.py) */
+#define OXMERA_ADAM_ATTR OXMERA_CLONES OXMERA_NO_CONTRACT
+/* The loop for one form of the lerp (BIG) and with or without AMSGrad (AMS):
+   constants, so each of the four loops is branch-free and vectorizes. */
+#define OXMERA_ADAM_LOOP(T, SQRT, BIG, AMS)                                     \
+    for (i = 0; i < n; i++) {                                                   \
+        T g = grad[i];                                                          \
+        T m = exp_avg[i];                                                       \
+        T d = g - m;                                                            \
+        if (BIG) {                                                              \
+            T t = d * lerp;                                                     \
+            m = g - t;                                                          \
+        } else {                                                                \
+            T t = lerp * d;                                                     \
+            m = m + t;                                                          \
+        }                                                                       \
+        T v = exp_avg_sq[i] * beta2;                                            \
+        T a = one_minus_beta2 * g;                                              \
+        a = a * g;                                                              \
+        v = v + a;                                                              \
+        T s = v;                                                                \
+        if (AMS) {                                                              \
+            T mx = max_sq[i];                                                   \
+            mx = ((mx >= v) | (mx != mx)) ? mx : v;                             \
+            max_sq[i] = mx;                                                     \
+            s = mx;                                                             \
+        }                                                                       \
+        T den = SQRT(s);                                                        \
+        den = den / bias2_sqrt;                                                 \
+        den = den + eps;                                                        \
+        T u = neg_step_size * m;                                                \
+        u = u / den;                                                            \
+        param[i] = param[i] + u;                                                \
+        exp_avg[i] = m;                                                         \
+        exp_avg_sq[i] = v;                                                      \
+    }
 #define OXMERA_DEFINE_ADAM_UPDATE(NAME, T, SQRT)                                 \
-    OXMERA_NO_CONTRACT static void NAME(                                        \
+    OXMERA_ADAM_ATTR static void NAME(                                          \
         T *OXMERA_RESTRICT param, const T *OXMERA_RESTRICT grad,                \
         T *OXMERA_RESTRICT exp_avg, T *OXMERA_RESTRICT exp_avg_sq,              \
         T *OXMERA_RESTRICT max_sq, T lerp, int lerp_big, T beta2,               \
         T one_minus_beta2, T bias2_sqrt, T eps, T neg_step_size, ptrdiff_t n)   \
     {                                                                           \
         ptrdiff_t i;                                                            \
-        for (i = 0; i < n; i++) {                                               \
-            T g = grad[i];                                                      \
-            T m = exp_avg[i];                                                   \
-            T d = g - m;                                                        \
-            if (lerp_big) {                                                     \
-                T t = d * lerp;                                                 \
-                m = g - t;                                                      \
-            } else {                                                            \
-                T t = lerp * d;                                                 \
-                m = m + t;                                                      \
-            }                                                                   \
-            T v = exp_avg_sq[i] * beta2;                                        \
-            T a = one_minus_beta2 * g;                                          \
-            a = a * g;                                                          \
-            v = v + a;                                                          \
-            T s = v;                                                            \
-            if (max_sq) {                                                       \
-                T mx = max_sq[i];                                               \
-                mx = (mx >= v || mx != mx) ? mx : v;                            \
-                max_sq[i] = mx;                                                 \
-                s = mx;                                                         \
-            }                                                                   \
-            T den = SQRT(s);                                                    \
-            den = den / bias2_sqrt;                                             \
-            den = den + eps;                                                    \
-            T u = neg_step_size * m;                                            \
-            u = u / den;                                                        \
-            param[i] = param[i] + u;                                            \
-            exp_avg[i] = m;                                                     \
-            exp_avg_sq[i] = v;                                                  \
+        if (max_sq && lerp_big) {                                               \
+            OXMERA_ADAM_LOOP(T, SQRT, 1, 1)                                     \
+        } else if (max_sq) {                                                    \
+            OXMERA_ADAM_LOOP(T, SQRT, 0, 1)                                     \
+        } else if (lerp_big) {                                                  \
+            OXMERA_ADAM_LOOP(T, SQRT, 1, 0)                                     \
+        } else {                                                                \
+            OXMERA_ADAM_LOOP(T, SQRT, 0, 0)                                     \
         }                                                                       \
     }
 OXMERA_DEFINE_ADAM_UPDATE(oxmera_adam_update_float32, float, sqrtf)
