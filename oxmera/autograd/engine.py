@@ -93,7 +93,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> x = oxmera.tensor(2.0, requires_grad=True)
     >>> (g,) = oxmera.autograd.grad(x ** 3, x, create_graph=True)
     >>> g
-    tensor(12., dtype=float32, grad_fn=<MulBackward>)
+    tensor(12., dtype=float32, grad_fn=<PowBackwardBackward>)
     >>> oxmera.autograd.grad(g, x)
     (tensor(12., dtype=float32),)
     """
