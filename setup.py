@@ -57,7 +57,8 @@ extensions = [
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=(["-O0", "-g"] if DEBUG
-                            else [] if sys.platform == "win32" else ["-fno-trapping-math", "-fno-math-errno"]),
+                            else [] if sys.platform == "win32"
+                            else ["-fno-trapping-math", "-fno-math-errno"]),
     ),
 ]
 
