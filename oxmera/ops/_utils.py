@@ -126,6 +126,15 @@ def result_type(*operands):
     >>> result_type(np.zeros(3, np.int64), 2.5)
     dtype('float32')
     """
+    if len(operands) == 2:
+        # The commonest question without the walk (a VJP's where(flat, 0.0,
+        # grad)): a float array beside a Python number, or beside an array of
+        # its own dtype, gives that array's dtype.
+        for a, b in (operands, operands[::-1]):
+            if (type(a) is np.ndarray and a.dtype.kind == "f"
+                    and (type(b) in (float, int, bool)
+                         or (type(b) is np.ndarray and b.dtype == a.dtype))):
+                return a.dtype
     dim_result = zero_result = wrapped_result = None
     for v in operands:
         if v is None:

@@ -1341,20 +1341,8 @@ def _where_op(condition, input, other):
         # (NumPy would take it as "nonzero").
         raise TypeError(f"where(): expected condition to be a bool tensor, got dtype "
                         f"{np.asarray(condition).dtype}; compare first (e.g. x > 0)")
-    dtype = _where_dtype(input, other)
+    dtype = result_type(input, other)
     return np.where(condition, input, other).astype(dtype, copy=False)
-
-
-def _where_dtype(input, other):
-    # result_type's answer, without its walk in the two commonest cases (a
-    # VJP's where(flat, 0.0, grad)): a float array beside a Python number or
-    # an array of its own dtype gives that dtype.
-    for a, b in ((input, other), (other, input)):
-        if (type(a) is np.ndarray and a.dtype.kind == "f"
-                and (type(b) in (float, int, bool)
-                     or (type(b) is np.ndarray and b.dtype == a.dtype))):
-            return a.dtype
-    return result_type(input, other)
 
 
 @_where_op.vjp
@@ -1424,24 +1412,22 @@ def pow_backward(grad, input, exponent):
     tensor([0., 6.], dtype=float32)
     """
     e = np.asarray(exponent)
-    if (type(grad) is np.ndarray and type(input) is np.ndarray and grad.dtype == input.dtype
-            and grad.dtype.kind == "f" and e.ndim == 0 and e.dtype.kind in "biuf"):
+    fast = (type(grad) is np.ndarray and type(input) is np.ndarray
+            and grad.dtype == input.dtype and grad.dtype.kind == "f"
+            and e.ndim == 0 and e.dtype.kind in "biuf")
+    dtype = grad.dtype if fast else result_type(grad, input, exponent)   # (no walk when fast)
+    real_only(np.empty(0, dtype), "pow_backward")
+    if e.ndim == 0 and e == 0:
+        return np.zeros(np.broadcast_shapes(np.shape(grad), np.shape(input)), dtype)
+    if fast:
         # pow's VJP for x ** 2 and its kind: the fewest NumPy calls. The
         # exponent goes to NumPy as a Python number where the dtype holds it
         # exactly (NumPy then takes it in the arrays' dtype, as a cast would).
         number = e.item()
-        dtype = grad.dtype
-        if number == 0:
-            return np.zeros(np.broadcast_shapes(grad.shape, input.shape), dtype)
         if dtype.type(number) == number:
             less = number - 1
             slope = input if less == 1 else np.power(input, less)
             return np.multiply(np.multiply(grad, number), slope)
-    else:
-        dtype = result_type(grad, input, exponent)
-        real_only(np.empty(0, dtype), "pow_backward")
-    if e.ndim == 0 and e == 0:
-        return np.zeros(np.broadcast_shapes(np.shape(grad), np.shape(input)), dtype)
     # e - 1 in the exponent's own dtype (exact for an integer), as pow's VJP
     # composed of ops computes it; bool has no subtraction.
     less = (e.astype(dtype) if e.dtype.kind == "b" else e) - 1

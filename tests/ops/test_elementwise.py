@@ -665,28 +665,34 @@ def test_a_0d_integer_or_bool_operand_acts_as_cast_first(name):
 @pytest.mark.parametrize("expression, slope", [
     (lambda x: x * 3, lambda x: np.full_like(x, 3)),
     (lambda x: x / 2, lambda x: np.full_like(x, 0.5)),
-    # pow's VJP: eq and sub on the saved 0-d int64 exponent with Python ints
-    # (one integer dtype: no dtype step), where with a number (no walk)
+    # pow's VJP: pow_backward on the saved 0-d int64 exponent (no dtype step)
     (lambda x: x ** 2, lambda x: 2 * x),
     (lambda x: x ** 3, lambda x: 3 * x * x),
-], ids=["mul", "div", "square", "cube"])
+    # where's VJP: where(condition, grad, 0.0), its dtype without the walk
+    (lambda x: oxmera.where(x > 1.0, x * 3, 0.0), lambda x: np.where(x > 1, 3.0, 0.0)),
+], ids=["mul", "div", "square", "cube", "where"])
 def test_a_number_operands_backward_takes_no_dtype_step(expression, slope):
     # ``x * 2``'s VJP multiplies by a 0-d int64 tensor: the core hands NumPy a
-    # number instead of running the op's Python dtype step (the slow path).
+    # number instead of running the op's Python dtype step (the slow path),
+    # and no op in these VJPs walks PyTorch's promotion rules (_promote).
     from oxmera.ops import _utils
     calls = []
-    original = _utils.result_type
+    originals = {name: getattr(_utils, name) for name in ("result_type", "_promote")}
 
-    def counting(*operands):
-        calls.append(operands)
-        return original(*operands)
+    def counting(name):
+        def call(*operands):
+            calls.append((name, operands))
+            return originals[name](*operands)
+        return call
 
     x = oxmera.tensor([0.5, 1.5], dtype=F32, requires_grad=True)
-    _utils.result_type = counting
+    for name in originals:
+        setattr(_utils, name, counting(name))
     try:
         expression(x).sum().backward()
     finally:
-        _utils.result_type = original
+        for name, original in originals.items():
+            setattr(_utils, name, original)
     assert calls == []
     np.testing.assert_array_equal(x.grad.numpy(), slope(x.detach().numpy()))
 
@@ -719,16 +725,24 @@ def test_one_integer_dtype_and_python_ints_skip_a_dtype_step_that_changes_nothin
                         assert fast == stepped, (dtype, shape, s, pair is (s, a))
 
 
-@pytest.mark.parametrize("first, second", [
-    (np.zeros(2, np.float32), 1.0), (np.zeros(2, np.float32), 2), (np.zeros((), np.float16), True),
-    (np.zeros(2, np.float64), np.zeros((), np.float64)), (np.zeros(2, np.float32), 1j),
-    (np.zeros(2, np.int64), 1.0), (np.zeros(2, np.float32), np.zeros(2, np.float64)),
-    (np.zeros(2, np.float32), np.zeros((), np.float64)), (np.zeros(2, np.int32), 3),
+_F16, _F32, _F64 = np.float16, np.float32, np.float64
+
+
+@pytest.mark.parametrize("first, second, expected", [
+    # result_type's shortcut (a float array beside a number or its own dtype)
+    (np.zeros(2, _F32), 1.0, _F32), (np.zeros(2, _F32), 2, _F32),
+    (np.zeros((), _F16), True, _F16), (np.zeros((), _F64), 1.5, _F64),
+    (np.zeros(2, _F64), np.zeros((), _F64), _F64),
+    # and the walk: complex numbers, integers, two float dtypes
+    (np.zeros(2, _F32), 1j, np.complex64), (np.zeros(2, np.int64), 1.0, _F32),
+    (np.zeros(2, _F32), np.zeros(2, _F64), _F64), (np.zeros(2, _F32), np.zeros((), _F64), _F32),
+    (np.zeros(2, np.int32), 3, np.int32), (np.zeros((), np.int64), np.zeros(2, _F16), _F16),
 ])
-def test_where_takes_pytorchs_result_dtype(first, second):
+def test_where_and_result_type_give_pytorchs_dtype(first, second, expected):
     from oxmera.ops._utils import result_type
     cond = oxmera.tensor(np.array([True, False]))
     for pair in ((first, second), (second, first)):
+        assert result_type(*pair) == expected
         out = oxmera.where(cond, *[oxmera.tensor(v) if isinstance(v, np.ndarray) else v
                                    for v in pair])
-        assert out.dtype == result_type(*pair)
+        assert out.dtype == expected
