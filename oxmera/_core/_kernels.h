@@ -720,16 +720,18 @@ static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, i
 /* An optimizer's update ``target -= value * alpha`` (``+=`` without subtract)
    in one pass: the product rounded to T, then the sum, the two roundings of
    NumPy's multiply-then-subtract (never fused: a fused multiply-add would
-   round once and give other bits). */
+   round once and give other bits). Cloned for AVX2 and AVX-512 as NumPy's
+   own loops are: the baseline's SSE2 loop ran more instructions than
+   NumPy's two passes together (callgrind, bench mlp_step's update). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define OXMERA_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
 #else
 #define OXMERA_NO_CONTRACT
 #endif
 #define OXMERA_DEFINE_SCALED_UPDATE(NAME, T)                                    \
-    OXMERA_NO_CONTRACT static void NAME(T *OXMERA_RESTRICT target,             \
-                                        const T *OXMERA_RESTRICT value,        \
-                                        T alpha, int subtract, ptrdiff_t n)    \
+    OXMERA_CLONES OXMERA_NO_CONTRACT                                           \
+    static void NAME(T *OXMERA_RESTRICT target, const T *OXMERA_RESTRICT value, \
+                     T alpha, int subtract, ptrdiff_t n)                        \
     {                                                                           \
         ptrdiff_t i;                                                            \
         if (subtract) {                                                         \

@@ -895,19 +895,25 @@ cdef int _check_float_pair(a, b, str what) except -1:
 
 
 def scaled_update(target, value, alpha, bint subtract):
-    """``target -= value * alpha`` (``+=`` when not ``subtract``) in place, in one pass.
+    """``target -= value * alpha`` (``+=`` when not ``subtract``) in place, in one pass,
+    if the arguments are the kernel's; whether it was (False: nothing written).
 
-    ``target`` and ``value``: C-contiguous arrays of one shape and one dtype,
-    float32 or float64, not overlapping; ``alpha`` a real number, rounded to
-    that dtype. Each element is rounded as NumPy's ``multiply`` then
-    ``subtract`` round it (the product, then the sum), without the temporary.
+    The kernel's: ``target`` and ``value`` C-contiguous aligned native arrays
+    of one shape and one dtype, float32 or float64 (``float_pair``), not
+    overlapping, ``target`` writeable; ``alpha`` a Python int or float (not a
+    bool or an array), rounded to that dtype. Each element is rounded as
+    NumPy's ``multiply`` then ``subtract`` round it (the product, then the
+    sum), without the temporary. Refusing rather than raising lets the caller
+    (``oxmera.ops.inplace``) make one call on its hot path and take NumPy's
+    path, with NumPy's errors, otherwise.
     """
-    _check_float_pair(target, value, "scaled_update")
+    if not (type(alpha) is float or type(alpha) is int) or not float_pair(target, value):
+        return False
+    if not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>target) or contiguous_overlap(target, value):
+        return False
     cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>target)
-    cdef void *t = _data(target, typenum, True, "scaled_update")     # (checks it writable)
-    cdef const void *v = _data(value, typenum, False, "scaled_update")
-    if contiguous_overlap(target, value):
-        raise ValueError("scaled_update kernel: the arrays overlap")
+    cdef void *t = cnp.PyArray_DATA(<cnp.ndarray>target)
+    cdef const void *v = cnp.PyArray_DATA(<cnp.ndarray>value)
     cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>target)
     cdef double a64 = float(alpha)
     cdef float a32 = <float>a64
@@ -916,6 +922,7 @@ def scaled_update(target, value, alpha, bint subtract):
             oxmera_scaled_update_float32(<float *>t, <const float *>v, a32, subtract, n)
         else:
             oxmera_scaled_update_float64(<double *>t, <const double *>v, a64, subtract, n)
+    return True
 
 
 def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, double weight,

@@ -16,21 +16,11 @@ is_grad_enabled = _core.is_grad_enabled
 _set = _core._set_grad_enabled
 
 
-class _GradMode:
-    """Base of the grad-mode context managers: set ``mode`` inside, restore after."""
+class _GradMode(_core.GradModeContext):
+    """Base of the grad-mode context managers: set ``mode`` inside, restore after
+    (entering and exiting are the compiled base's, reentrant)."""
 
     mode = True
-
-    def __init__(self):
-        self._saved = []
-
-    def __enter__(self):
-        self._saved.append(_set(self.mode))
-        return None
-
-    def __exit__(self, exc_type, exc, tb):
-        _set(self._saved.pop())
-        return False
 
     def clone(self):
         return type(self)()

@@ -216,17 +216,12 @@ def scaled_into(ufunc, target, value, alpha):
     >>> p
     array([1. , 0.5, 0. ], dtype=float32)
     """
-    if _one_pass(target, value, alpha):
-        _kernels.scaled_update(target, value, alpha, ufunc is np.subtract)
-    elif _in_chunks(target, value):
+    if _kernels.scaled_update(target, value, alpha, ufunc is np.subtract):
+        return      # (the kernel checks what it takes: one call on an optimizer's hot path)
+    if _in_chunks(target, value):
         _scaled_in_chunks(ufunc, target, value, alpha)
     else:
         ufunc(target, _times(value, alpha), out=target, casting="same_kind")
-
-
-def _one_pass(target, value, alpha):
-    return (type(alpha) in (int, float) and _kernels.float_pair(target, value)
-            and not _kernels.contiguous_overlap(target, value))
 
 
 def _in_chunks(target, value):
@@ -265,8 +260,11 @@ def add_(self, other, *, alpha=1):
     tensor([2., 3.], dtype=float32)
     """
     if alpha != 1:
+        # an optimizer's update (p.add_(g, alpha=-lr)): one compiled call, when it applies
+        if _core.write_unrecorded(self, other, _kernels.scaled_update, alpha, False):
+            return self
         if isinstance(self, Tensor) and not _recording(self, other):
-            # an optimizer's update: scale the operand, then add in place
+            # scale the operand, then add in place
             return _update("add_", np.add, self, other, alpha)
         return _inplace("add_", self, lambda s: elementwise.add(s, other, alpha=alpha), (other,),
                         reads_self=False)
@@ -284,6 +282,8 @@ def sub_(self, other, *, alpha=1):
     tensor([-1.,  0.], dtype=float32)
     """
     if alpha != 1:
+        if _core.write_unrecorded(self, other, _kernels.scaled_update, alpha, True):
+            return self     # (as in add_)
         if isinstance(self, Tensor) and not _recording(self, other):
             return _update("sub_", np.subtract, self, other, alpha)
         return _inplace("sub_", self, lambda s: elementwise.sub(s, other, alpha=alpha), (other,),

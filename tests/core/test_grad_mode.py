@@ -208,6 +208,39 @@ def test_same_instance_reentered():
     assert oxmera.is_grad_enabled()
 
 
+@pytest.mark.parametrize("name", ["no_grad", "enable_grad", "inference_mode"])
+def test_same_instance_reentered_deeper_than_its_bit_stack(name):
+    # The compiled base keeps 64 replaced values as bits, deeper ones in a
+    # list: alternate the mode on the way in so that every level differs.
+    manager, mode = MANAGERS[name]
+    ctx = manager()
+    other = oxmera.enable_grad if not mode else oxmera.no_grad
+    outer = oxmera.is_grad_enabled()
+    stack = []
+    for _ in range(150):
+        stack.append(other())
+        stack[-1].__enter__()
+        ctx.__enter__()
+        assert oxmera.is_grad_enabled() is mode
+    for entered in reversed(stack):
+        ctx.__exit__(None, None, None)
+        assert oxmera.is_grad_enabled() is (not mode)
+        entered.__exit__(None, None, None)
+    assert oxmera.is_grad_enabled() is outer
+
+
+def test_exit_without_enter_is_an_error_that_changes_nothing():
+    ctx = oxmera.no_grad()
+    with pytest.raises(RuntimeError, match="without a matching __enter__"):
+        ctx.__exit__(None, None, None)
+    assert oxmera.is_grad_enabled()
+    with ctx:
+        assert not oxmera.is_grad_enabled()
+    with pytest.raises(RuntimeError, match="no_grad"):
+        ctx.__exit__(None, None, None)
+    assert oxmera.is_grad_enabled()
+
+
 def test_set_grad_enabled_as_a_plain_call():
     try:
         oxmera.set_grad_enabled(False)

@@ -247,3 +247,60 @@ def test_add_and_sub_with_alpha_on_large_tensors_equal_the_two_step_formula():
     t.add_(oxmera.tensor(other.T.copy()).T, alpha=-1.5)     # a transposed operand
     np.testing.assert_array_equal(t.numpy(), base + np.multiply(other, -1.5, dtype=np.float32))
     assert t._version == 1
+
+
+@pytest.mark.parametrize("method", ["add_", "sub_"])
+def test_alpha_update_in_one_compiled_call_keeps_the_in_place_rules(method):
+    # p.add_/sub_(g, alpha=...) takes one compiled call (write_unrecorded with
+    # the scaled_update kernel) when nothing records; what it must keep:
+    sign = 1.0 if method == "add_" else -1.0
+    g = oxmera.tensor([1.0, 2.0, 4.0])
+    # a leaf that requires grad, under no_grad: written, version bumped once
+    p = oxmera.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    with oxmera.no_grad():
+        assert getattr(p, method)(g, alpha=0.5) is p
+    np.testing.assert_array_equal(p.detach().numpy(),
+                                  np.float32(1.0) + sign * np.multiply(g.numpy(), 0.5))
+    assert p._version == 1 and p.requires_grad and p.is_leaf and p.grad_fn is None
+    # ... and the graph that saved it sees the write
+    w = oxmera.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (w * w).sum()
+    with oxmera.no_grad():
+        getattr(w, method)(g, alpha=0.25)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    # recording: the same call is the error PyTorch gives, nothing written
+    q = oxmera.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf tensor that requires grad"):
+        getattr(q, method)(g, alpha=0.5)
+    assert q.detach().numpy().tolist() == [1.0, 1.0, 1.0] and q._version == 0
+    # recording through a differentiable operand: recorded, not the kernel's
+    t = oxmera.tensor([1.0, 1.0, 1.0])
+    h = oxmera.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    getattr(t, method)(h, alpha=0.5)
+    assert t.requires_grad and t.grad_fn is not None
+    t.sum().backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [sign * 0.5] * 3)
+    # a read-only broadcast view stays read-only
+    b = oxmera.zeros(3).expand(2, 3)
+    with pytest.raises(RuntimeError, match="read-only"):
+        getattr(b, method)(oxmera.ones(2, 3), alpha=0.5)
+    # other dtypes and numbers take NumPy's path with NumPy's roundings
+    d = oxmera.tensor([1.0, 2.0], dtype=oxmera.float64)
+    getattr(d, method)(oxmera.tensor([3.0, 3.0]), alpha=0.1)
+    np.testing.assert_array_equal(d.numpy(), np.add([1.0, 2.0], sign * np.float32(3.0) * 0.1))
+    assert d._version == 1
+
+
+def test_write_unrecorded_declines_what_it_does_not_write():
+    from oxmera._core import _kernels
+    from oxmera._core.autograd import write_unrecorded
+
+    p = oxmera.ones(3)
+    assert write_unrecorded(np.ones(3, np.float32), p, _kernels.scaled_update, 1.0, True) is False
+    assert write_unrecorded(p, oxmera.ones(3, dtype=oxmera.float64), _kernels.scaled_update,
+                            1.0, True) is False          # the kernel declines
+    assert p._version == 0 and p.numpy().tolist() == [1.0, 1.0, 1.0]
+    assert write_unrecorded(p, p, _kernels.scaled_update, 1.0, True) is False  # overlap
+    assert write_unrecorded(p, oxmera.ones(3), _kernels.scaled_update, 1.0, True) is True
+    assert p._version == 1 and p.numpy().tolist() == [0.0, 0.0, 0.0]
