@@ -129,27 +129,26 @@ def _(ctx, grad, input):
 # was an op call and, over memory saved for backward, a lock entry, about
 # 2 us a view and two views a matmul VJP. (PyTorch's mm reads transposed
 # operands the same way.)
-def _transposed_product(opname, left, right, transpose_left):
-    """``left.mT @ right`` or ``left @ right.mT`` of arrays of at least 2 dims, or OpError."""
-    if getattr(left, "ndim", 0) < 2 or getattr(right, "ndim", 0) < 2:     # (np.ndim: 0.3 us)
-        raise OpError(f"{opname}(): both operands need at least 2 dimensions, got shapes "
-                      f"{np.shape(left)} and {np.shape(right)}")
-    # (the ndarray method: np.swapaxes is a Python function around it)
-    a, b = (left.swapaxes(-1, -2), right) if transpose_left else (left, right.swapaxes(-1, -2))
-    try:
-        return np.matmul(a, b)
-    except ValueError:
-        pass
-    raise OpError(f"{opname}(): operands of shapes {left.shape} and {right.shape} cannot be "
-                  f"multiplied (as transposed), or their batch dimensions do not broadcast")
-
-
 def _transposed_matmul(name, transpose_left, shapes):
     product, swapped = (("input.mT @ other", "input") if transpose_left
                         else ("input @ other.mT", "other"))
 
+    # ``left.mT @ right`` or ``left @ right.mT`` of arrays of at least 2 dims, or
+    # OpError. (One function, the op's forward: matmul's VJP calls it twice a
+    # node, and a second Python frame per product was a tenth of its cost.)
     def forward(input, other):
-        return _transposed_product(name, input, other, transpose_left)
+        if getattr(input, "ndim", 0) < 2 or getattr(other, "ndim", 0) < 2:  # (np.ndim: 0.3 us)
+            raise OpError(f"{name}(): both operands need at least 2 dimensions, got shapes "
+                          f"{np.shape(input)} and {np.shape(other)}")
+        # (the ndarray method: np.swapaxes is a Python function around it)
+        try:
+            if transpose_left:
+                return np.matmul(input.swapaxes(-1, -2), other)
+            return np.matmul(input, other.swapaxes(-1, -2))
+        except ValueError:
+            pass
+        raise OpError(f"{name}(): operands of shapes {input.shape} and {other.shape} cannot be "
+                      f"multiplied (as transposed), or their batch dimensions do not broadcast")
     forward.__name__ = forward.__qualname__ = name
     forward.__doc__ = f"""``{product}``: the product with ``{swapped}``'s last two
     dimensions swapped (both operands at least 2-D; batch dimensions broadcast).
