@@ -30,6 +30,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 
 import collections
 import collections.abc
+import copyreg
 import dis
 import gc
 import itertools
@@ -248,6 +249,7 @@ def _set_grad_enabled(bint mode):
     return prev
 
 
+@cython.auto_pickle(False)      # (Cython's generated __setstate_cython__ trusts its tuple)
 cdef class GradModeContext:
     """Base of the grad-mode context managers (``oxmera.autograd.grad_mode``): entering
     sets this thread's recording flag to the instance's ``mode`` attribute (a class
@@ -279,6 +281,8 @@ cdef class GradModeContext:
     def __enter__(self):
         cdef bint mode = self.mode
         cdef bint prev = not oxmera_get_grad_off()
+        if self._depth < 0:
+            raise RuntimeError(f"{type(self).__name__}: a negative nesting depth (a bad state)")
         if self._depth < 64:
             if prev:
                 self._saved_bits |= 1ULL << self._depth
@@ -292,9 +296,16 @@ cdef class GradModeContext:
         _store_grad_mode(mode)
         return None
 
+    def __reduce__(self):
+        # A copy (copy, deepcopy, pickle) is the same kind of manager with the
+        # same attributes, not entered: as Python copies an object it makes
+        # without __init__ (set_grad_enabled's sets the mode as it is made).
+        return (copyreg.__newobj__, (type(self),), getattr(self, "__dict__", None))
+
     def __exit__(self, exc_type, exc, tb):
         cdef bint prev
-        if self._depth == 0:
+        # (the depth is checked: an exit without its enter, or more than one)
+        if self._depth <= 0 or (self._depth > 64 and not self._deeper):
             raise RuntimeError(f"{type(self).__name__}: __exit__ without a matching __enter__")
         self._depth -= 1
         if self._depth < 64:
@@ -5301,7 +5312,7 @@ def write_unrecorded(t, other, kernel, *args):
     >>> write_unrecorded(p, oxmera.ones(3), _kernels.scaled_update, 0.5, True)
     True
     >>> p
-    tensor([0.5000, 0.5000, 0.5000], dtype=float32)
+    tensor([0.5, 0.5, 0.5], dtype=float32)
     """
     cdef bint other_is_tensor = isinstance(other, Tensor)
     if not isinstance(t, Tensor):

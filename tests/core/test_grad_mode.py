@@ -318,3 +318,39 @@ def test_mode_is_per_thread():
     release.set()
     t.join(10)
     assert seen == {"start": True, "records": True, "inside": False, "after": True}
+
+
+@pytest.mark.parametrize("name", ["no_grad", "enable_grad", "inference_mode"])
+def test_copies_are_managers_of_the_same_kind_not_entered(name):
+    # (set_grad_enabled sets the mode when made, not when entered: a copy of
+    # one, made without __init__ as Python copies, only restores its _prev)
+    import copy
+    import pickle
+
+    manager, mode = MANAGERS[name]
+    ctx = manager()
+    with oxmera.set_grad_enabled(not mode):
+        with ctx:
+            copies = [copy.copy(ctx), copy.deepcopy(ctx), pickle.loads(pickle.dumps(ctx))]
+        for c in copies:
+            assert type(c) is type(ctx) and vars(c) == vars(ctx)
+            with pytest.raises(RuntimeError, match="without a matching __enter__"):
+                c.__exit__(None, None, None)
+            with c:
+                assert oxmera.is_grad_enabled() is mode
+            assert oxmera.is_grad_enabled() is (not mode)
+    assert oxmera.is_grad_enabled()
+
+
+def test_a_state_from_outside_cannot_crash_it():
+    # (Cython's generated __setstate_cython__ crashed on an empty tuple.)
+    ctx = oxmera.no_grad()
+    assert not hasattr(ctx, "__setstate_cython__")
+    for state in ((), (None,), ("x", -5), {"_depth": -3}):
+        try:
+            ctx.__setstate__(state)
+        except (TypeError, AttributeError, ValueError):
+            pass
+    with ctx:
+        assert not oxmera.is_grad_enabled()
+    assert oxmera.is_grad_enabled()
