@@ -283,6 +283,28 @@ def _softmax_rows_input(x, str opname):
     return _carray(x, cnp.NPY_FLOAT)
 
 
+cpdef bint float32_rows(x, dim):
+    """Whether the row kernels take ``x`` along ``dim`` as it is: ``x`` a non-empty,
+    C-contiguous, aligned, native float32 array of at least one dim, and ``dim``
+    its last, a Python int (-1 or ndim - 1).
+
+    softmax and log_softmax ask it first, in one call: their general path (the
+    dtype argument, the dim's normalization, the kernel's own test) was five
+    Python frames on every attention softmax and classifier loss.
+    """
+    cdef cnp.ndarray a
+    cdef int nd
+    if not cnp.PyArray_Check(x) or type(dim) is not int:
+        return False
+    a = <cnp.ndarray>x
+    nd = cnp.PyArray_NDIM(a)
+    if (nd == 0 or cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT or not cnp.PyArray_ISNOTSWAPPED(a)
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
+            or cnp.PyArray_SIZE(a) == 0):
+        return False
+    return dim == -1 or dim == nd - 1
+
+
 def log_softmax_rows(x):
     """log_softmax of a C-contiguous float32 array along its last dim:
     ``(output, exps, sums)``, ``exps`` the exponentials of x minus its row

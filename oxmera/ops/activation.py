@@ -103,6 +103,8 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     tensor([[0.5, 0.5],
             [0. , 1. ]], dtype=float32)
     """
+    if dtype is None and _kernels.float32_rows(input, dim):
+        return _kernels.softmax_rows(input)     # (attention's softmax: one test, the kernel)
     input, wide = _softmax_input(input, dtype, "softmax")
     d = _softmax_dim(dim, input.ndim, "softmax", _stacklevel)
     if input.size == 0:
@@ -188,6 +190,8 @@ def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
     >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).sums
     tensor([2.], dtype=float32)
     """
+    if dtype is None and _kernels.float32_rows(input, dim):
+        return _kernels.log_softmax_rows(input)     # (a classifier's loss: as in softmax)
     input, wide = _softmax_input(input, dtype, "log_softmax")
     d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel)
     if input.size == 0 or input.ndim == 0:
