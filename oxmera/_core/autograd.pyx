@@ -5293,15 +5293,14 @@ def write_unrecorded(t, other, kernel, *args):
     nothing; whether the kernel wrote.
 
     Nothing happens (False) when ``t`` is not a Tensor, or when the write would
-    be recorded: grad mode on and
-    ``t`` or ``other`` (a Tensor, or an array or number, taken as it is)
-    requiring grad. Otherwise ``kernel`` runs inside the write bracket
-    (:func:`_begin_write`: memory only oxmera's lock keeps read-only is
-    writeable for the call) and returns whether it wrote, as
+    be recorded: grad mode on and ``t`` or ``other`` (a Tensor, or an array or
+    number, taken as it is) requiring grad. Otherwise ``kernel`` runs inside
+    the write bracket (:func:`_begin_write`: memory only oxmera's lock keeps
+    read-only is writeable for the call) and returns whether it wrote, as
     ``_kernels.scaled_update`` does; ``t``'s version is bumped when it did.
     A kernel that declines leaves the caller to take its general path. One
-    compiled call for the optimizer's ``p.sub_(g, alpha=lr)`` (in Python
-    the checks, the bracket and the bump were four frames an update).
+    compiled call for the optimizer's ``p.sub_(g, alpha=lr)`` (in Python the
+    checks, the bracket and the bump were four frames an update).
 
     Examples
     --------

@@ -135,7 +135,7 @@ def _transposed_matmul(name, transpose_left, shapes):
 
     # ``left.mT @ right`` or ``left @ right.mT`` of arrays of at least 2 dims, or
     # OpError. (One function, the op's forward: matmul's VJP calls it twice a
-    # node, and a second Python frame per product was a tenth of its cost.)
+    # node, and a helper called from it was one more Python frame a product.)
     def forward(input, other):
         if getattr(input, "ndim", 0) < 2 or getattr(other, "ndim", 0) < 2:  # (np.ndim: 0.3 us)
             raise OpError(f"{name}(): both operands need at least 2 dimensions, got shapes "
