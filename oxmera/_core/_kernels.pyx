@@ -11,6 +11,8 @@ in it.
 
 from libc.string cimport memcmp
 
+import operator
+
 import numpy as np
 
 cimport numpy as cnp
@@ -283,24 +285,32 @@ def _softmax_rows_input(x, str opname):
     return _carray(x, cnp.NPY_FLOAT)
 
 
-cpdef bint float32_rows(x, dim):
-    """Whether the row kernels take ``x`` along ``dim`` as it is: ``x`` a non-empty,
-    C-contiguous, aligned, native float32 array of at least one dim, and ``dim``
-    its last, a Python int (-1 or ndim - 1).
+cpdef bint float32_rows(x, dim) except -1:
+    """Whether the row kernels take ``x`` along ``dim``: ``x`` a non-empty,
+    C-contiguous, native float32 array of at least one dim (unaligned memory
+    the kernels copy), and ``dim`` its last, an integer (-1 or ndim - 1; not a
+    bool).
 
-    softmax and log_softmax ask it first, in one call: their general path (the
-    dtype argument, the dim's normalization, the kernel's own test) was five
-    Python frames on every attention softmax and classifier loss.
+    The one test of softmax, log_softmax and their VJPs, in C: the forwards
+    ask it before their general path (the dtype argument, the dim's
+    normalization: five Python frames on every attention softmax and
+    classifier loss).
     """
     cdef cnp.ndarray a
     cdef int nd
-    if not cnp.PyArray_Check(x) or type(dim) is not int:
+    if not cnp.PyArray_Check(x):
         return False
+    if type(dim) is not int:
+        if isinstance(dim, bool):
+            return False
+        try:
+            dim = operator.index(dim)       # (a NumPy integer; an array of one raises)
+        except TypeError:
+            return False
     a = <cnp.ndarray>x
     nd = cnp.PyArray_NDIM(a)
     if (nd == 0 or cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT or not cnp.PyArray_ISNOTSWAPPED(a)
-            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a)
-            or cnp.PyArray_SIZE(a) == 0):
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or cnp.PyArray_SIZE(a) == 0):
         return False
     return dim == -1 or dim == nd - 1
 

@@ -74,13 +74,7 @@ def _shifted(input, d):
 # rounded once, the VJPs in one pass over the row after its sum. NumPy's
 # formulas make a full-size temporary per step and multiply by row-broadcast
 # operands, about three times slower than by scalars. Other dtypes and layouts
-# keep the formulas.
-def _rows_kernel(array, d):
-    """Whether the row kernels take ``array`` along ``d``."""
-    return (array.dtype == np.float32 and d == array.ndim - 1 and array.size != 0
-            and array.flags.c_contiguous)
-
-
+# keep the formulas; _kernels.float32_rows tells which arrays the kernels take.
 def _rows_grad(grad, like):
     """Whether ``grad`` is a float32 array of ``like``'s shape (any strides) for the kernels."""
     return (isinstance(grad, np.ndarray) and grad.dtype == np.float32
@@ -112,7 +106,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     if input.ndim == 0:
         return np.ones_like(input)
     input_wide = input.astype(wide, copy=False)
-    if _rows_kernel(input_wide, d):
+    if _kernels.float32_rows(input_wide, d):
         return narrow(_kernels.softmax_rows(input_wide), input.dtype)
     e = np.exp(_shifted(input_wide, d))
     e /= np.add.reduce(e, axis=d, keepdims=True)
@@ -144,7 +138,7 @@ def softmax_backward(grad, output, dim):
     >>> softmax_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([0.5, 0.5]), 0)
     tensor([ 0.25, -0.25], dtype=float32)
     """
-    if _rows_kernel(output, dim) and _rows_grad(grad, output):
+    if _kernels.float32_rows(output, dim) and _rows_grad(grad, output):
         return _kernels.softmax_rows_backward(grad, output)
     # float16 in float32, as the forward.
     wide = accumulation_dtype(np.result_type(grad, output))
@@ -200,7 +194,7 @@ def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
         rows = input.shape[:d] + (1,) + input.shape[d + 1:] if input.ndim else ()
         return out, np.empty(input.shape, wide), np.ones(rows, wide)
     input_wide = input.astype(wide, copy=False)
-    if _rows_kernel(input_wide, d):
+    if _kernels.float32_rows(input_wide, d):
         out, exps, sums = _kernels.log_softmax_rows(input_wide)
         return narrow(out, input.dtype), exps, sums
     out = _shifted(input_wide, d)       # a fresh array, reused for out
@@ -306,7 +300,7 @@ def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
     """
     dtype = grad.dtype if grad.dtype == exps.dtype == sums.dtype else np.result_type(
         grad, exps, sums)       # (np.result_type dispatches through Python: ~0.4 us)
-    if (_rows_kernel(exps, dim) and _rows_grad(grad, exps) and sums.dtype == np.float32
+    if (_kernels.float32_rows(exps, dim) and _rows_grad(grad, exps) and sums.dtype == np.float32
             and sums.shape == exps.shape[:-1] + (1,)):
         if reuse_exps:
             exps.setflags(write=True)       # saved memory is locked read-only until freed

@@ -1415,8 +1415,11 @@ def pow_backward(grad, input, exponent):
     fast = (type(grad) is np.ndarray and type(input) is np.ndarray
             and grad.dtype == input.dtype and grad.dtype.kind == "f"
             and e.ndim == 0 and e.dtype.kind in "biuf")
-    dtype = grad.dtype if fast else result_type(grad, input, exponent)   # (no walk when fast)
-    real_only(np.empty(0, dtype), "pow_backward")
+    if fast:
+        dtype = grad.dtype      # (real floating: no walk, no check)
+    else:
+        dtype = result_type(grad, input, exponent)
+        real_only(np.empty(0, dtype), "pow_backward")
     if e.ndim == 0 and e == 0:
         return np.zeros(np.broadcast_shapes(np.shape(grad), np.shape(input)), dtype)
     if fast:

@@ -458,12 +458,13 @@ def test_updates_and_losses_take_unaligned_memory():
     assert _kernels.class_targets_valid(target.numpy(), 3, -100) is None
 
 
-def test_float32_rows_takes_only_what_the_row_kernels_take_as_it_is():
+def test_float32_rows_takes_only_what_the_row_kernels_take():
     x = np.ones((3, 4), np.float32)
-    assert _kernels.float32_rows(x, -1) and _kernels.float32_rows(x, 1)
-    assert _kernels.float32_rows(np.ones(4, np.float32), 0)
-    for array, dim in ((x, 0), (x, 2), (x, -2), (x, None), (x, np.int64(1)), (x, True),
-                       (x, 1.0), (x.astype(np.float64), 1), (x.astype(">f4"), 1),
+    for array, dim in ((x, -1), (x, 1), (x, np.int64(1)), (x, np.int8(-1)),
+                       (np.ones(4, np.float32), 0), (_unaligned(np.ones((2, 3)), np.float32), 1)):
+        assert _kernels.float32_rows(array, dim) is True, (array, dim)
+    for array, dim in ((x, 0), (x, 2), (x, -2), (x, None), (x, True), (x, 1.0), (x, "1"),
+                       (x, np.array([1])), (x.astype(np.float64), 1), (x.astype(">f4"), 1),
                        (x.T, 1), (np.ones((3, 0), np.float32), 1),
                        (np.ones((), np.float32), -1), (x.tolist(), 1),
                        (oxmera.tensor(x), 1), (x, 10**30)):
@@ -472,16 +473,16 @@ def test_float32_rows_takes_only_what_the_row_kernels_take_as_it_is():
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_softmax_rows_fast_path_gives_the_general_paths_bits(name):
-    # dim=-1 as a Python int takes the one-test path; a NumPy integer dim the
-    # general one (which reaches the same kernel): equal bits, values and
-    # gradients, to second order.
+    # Without dtype= the forward takes the one-test path; with it (the same
+    # dtype) the general one, which reaches the same kernel: equal bits,
+    # values and gradients, to second order.
     rng = np.random.default_rng(0)
     data = (rng.standard_normal((5, 7)) * 30).astype(np.float32)
     fn = getattr(oxmera, name)
     results = []
-    for dim in (-1, np.int64(1)):
+    for kwargs in ({}, {"dtype": oxmera.float32}):
         x = oxmera.tensor(data, requires_grad=True)
-        out = fn(x, dim)
+        out = fn(x, -1, **kwargs)
         (g,) = oxmera.autograd.grad((out * out).sum(), x, create_graph=True)
         (gg,) = oxmera.autograd.grad(g.sum(), x)
         results.append([t.detach().numpy().tobytes() for t in (out, g, gg)])
