@@ -161,11 +161,104 @@ static void oxmera_scatter_##T(const T *OXMERA_RESTRICT col, ptrdiff_t col_strid
         return 0;                                                                            \
     } while (0)
 
+/* The row pass, for unit stride along the last dim in both the input and the
+ * output positions (almost every convolution) and rows of 16 outputs or more:
+ * a column row of OW elements is then one contiguous run of an input row,
+ * shifted by kw * dw - pw, with the part in the padding zeroed (im2col) or
+ * dropped (col2im). It walks rows, not elements: no table, and the copy or
+ * add of a run vectorizes (the table scatter of a (32, 16, 32, 32) float32
+ * col2im took 5.4 ms, a block of nine NumPy strided adds 5.7 ms; by rows
+ * 1.3 ms). The columns are walked in memory order in both layouts.
+ * ROW(x_offset, col_offset, inside, lo, hi) handles one row (of elements of
+ * type row_t): elements [lo, hi) of it lie in the input when `inside` (its
+ * (d, h) input row exists), and x_offset is then where the row's element 0
+ * would read. */
+static inline int oxmera_rows_apply(const oxmera_conv_geometry *g)
+{
+    /* Rows of 16 and more: per row, the bounds and the loop's start cost more
+     * than the table's reads on short rows (a (128, 16, 8, 8) float32 im2col:
+     * 0.99 ms by rows, 0.63 ms by the table; (8, 64, 16, 16): 0.59 against
+     * 1.13 ms, (32, 16, 32, 32): 1.35 against 3.8 ms) */
+    return g->stride[2] == 1 && g->in_stride[4] == 1 && g->out[2] >= 16;
+}
+
+#define OXMERA_ROW_BLOCK(g, n, c, k, ROW)                                                    \
+    do {                                                                                     \
+        const ptrdiff_t kd_ = (k) / (g->kernel[1] * g->kernel[2]);                           \
+        const ptrdiff_t kh_ = (k) / g->kernel[2] % g->kernel[1], kw_ = (k) % g->kernel[2];   \
+        const ptrdiff_t shift_ = kw_ * g->dilation[2] - g->pad[2];                           \
+        ptrdiff_t lo_, hi_;                                                                  \
+        oxmera_valid_range(g->size[2], g->out[2], 1, g->pad[2], kw_ * g->dilation[2],        \
+                           &lo_, &hi_);                                                      \
+        ptrdiff_t col_ = (n) * g->col_n + ((c) * K_ + (k)) * g->col_row;                     \
+        const ptrdiff_t plane_ = (n) * g->in_stride[0] + (c) * g->in_stride[1];             \
+        for (ptrdiff_t od_ = 0; od_ < g->out[0]; od_++) {                                    \
+            const ptrdiff_t id_ = od_ * g->stride[0] - g->pad[0] + kd_ * g->dilation[0];     \
+            for (ptrdiff_t oh_ = 0; oh_ < g->out[1]; oh_++, col_ += g->out[2]) {             \
+                const ptrdiff_t ih_ = oh_ * g->stride[1] - g->pad[1] + kh_ * g->dilation[1]; \
+                const int inside_ = id_ >= 0 && id_ < g->size[0] && ih_ >= 0                 \
+                                    && ih_ < g->size[1];                                     \
+                ROW((inside_ ? plane_ + id_ * g->in_stride[2] + ih_ * g->in_stride[3]        \
+                     + shift_ : 0), col_, inside_, lo_, hi_);                                \
+            }                                                                                \
+        }                                                                                    \
+    } while (0)
+
+#define OXMERA_ROW_PASS(g, ROW)                                                              \
+    do {                                                                                     \
+        const ptrdiff_t K_ = g->kernel[0] * g->kernel[1] * g->kernel[2];                     \
+        if (g->col_n < g->col_row)      /* batch layout: rows (c, k), then samples */        \
+            for (ptrdiff_t c = 0; c < g->c; c++)                                             \
+            for (ptrdiff_t k = 0; k < K_; k++)                                               \
+            for (ptrdiff_t n = 0; n < g->n; n++)                                             \
+                OXMERA_ROW_BLOCK(g, n, c, k, ROW);                                           \
+        else                                                                                 \
+            for (ptrdiff_t n = 0; n < g->n; n++)                                             \
+            for (ptrdiff_t c = 0; c < g->c; c++)                                             \
+            for (ptrdiff_t k = 0; k < K_; k++)                                               \
+                OXMERA_ROW_BLOCK(g, n, c, k, ROW);                                           \
+    } while (0)
+
+#define OXMERA_COPY_ROW(x_at, col_at, inside, lo, hi)                                        \
+    do {                                                                                     \
+        row_t *OXMERA_RESTRICT dst_ = cols + (col_at);                                           \
+        const ptrdiff_t end_ = (inside) ? (lo) : g->out[2], start_ = (inside) ? (hi) : g->out[2]; \
+        for (ptrdiff_t ow = 0; ow < end_; ow++)                                              \
+            dst_[ow] = 0;                                                                    \
+        if (inside) {                                                                        \
+            const row_t *OXMERA_RESTRICT src_ = x + (x_at);                                      \
+            for (ptrdiff_t ow = (lo); ow < (hi); ow++)                                       \
+                dst_[ow] = src_[ow];                                                         \
+        }                                                                                    \
+        for (ptrdiff_t ow = start_; ow < g->out[2]; ow++)                                    \
+            dst_[ow] = 0;                                                                    \
+    } while (0)
+
+#define OXMERA_ADD_ROW(x_at, col_at, inside, lo, hi)                                         \
+    do {                                                                                     \
+        if (inside) {                                                                        \
+            row_t *OXMERA_RESTRICT dst_ = out + (x_at);                                          \
+            const row_t *OXMERA_RESTRICT src_ = cols + (col_at);                                 \
+            for (ptrdiff_t ow = (lo); ow < (hi); ow++)                                       \
+                dst_[ow] += src_[ow];                                                        \
+        }                                                                                    \
+    } while (0)
+
 /* im2col is a copy: one loop per element size serves every dtype. */
 #define OXMERA_IM2COL(T)                                                                     \
 OXMERA_GATHER(T)                                                                             \
+OXMERA_CLONES                                                                                \
+static void oxmera_im2col_rows_##T(const T *x, T *cols, const oxmera_conv_geometry *g)      \
+{                                                                                            \
+    typedef T row_t;                                                                         \
+    OXMERA_ROW_PASS(g, OXMERA_COPY_ROW);                                                     \
+}                                                                                            \
 static int oxmera_im2col_##T(const T *x, T *cols, const oxmera_conv_geometry *g)            \
 {                                                                                            \
+    if (oxmera_rows_apply(g)) {                                                              \
+        oxmera_im2col_rows_##T(x, cols, g);                                                  \
+        return 0;                                                                            \
+    }                                                                                        \
     OXMERA_CONV_PASS(g, x, cols, oxmera_gather_##T);                                         \
 }
 
@@ -187,8 +280,18 @@ static inline void oxmera_scatter_swapped_##T(T *out, ptrdiff_t out_stride,     
 #define OXMERA_COL2IM(T)                                                                     \
 OXMERA_SCATTER(T)                                                                            \
 OXMERA_SCATTER_SWAPPED(T)                                                                    \
+OXMERA_CLONES                                                                                \
+static void oxmera_col2im_rows_##T(const T *cols, T *out, const oxmera_conv_geometry *g)    \
+{                                                                                            \
+    typedef T row_t;                                                                         \
+    OXMERA_ROW_PASS(g, OXMERA_ADD_ROW);                                                      \
+}                                                                                            \
 static int oxmera_col2im_##T(const T *cols, T *out, const oxmera_conv_geometry *g)          \
 {                                                                                            \
+    if (oxmera_rows_apply(g)) {                                                              \
+        oxmera_col2im_rows_##T(cols, out, g);                                                \
+        return 0;                                                                            \
+    }                                                                                        \
     OXMERA_CONV_PASS(g, out, cols, oxmera_scatter_swapped_##T);                              \
 }
 

@@ -27,6 +27,13 @@ GEOMETRIES = [   # input shape, kernel, stride, padding before (and after), dila
     ((2, 3, 4, 4), (3, 3), (1, 1), (1, 1), (1, 1)),       # the digits CNN's second conv
     ((3, 2, 5, 6, 4), (2, 3, 2), (1, 2, 1), (1, 0, 1), (2, 1, 1)),
     ((2, 2, 20, 20, 20), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)),  # past the table's size
+    # unit stride along rows of 16 outputs or more (the row pass): a crop and
+    # a dilation along them, a kernel taller than the input (rows wholly in
+    # the padding), 1-D and 3-D
+    ((2, 3, 6, 21), (2, 3), (2, 1), (0, -1), (1, 2)),
+    ((1, 2, 3, 16), (5, 3), (1, 1), (2, 1), (1, 1)),
+    ((2, 3, 20), (3,), (1,), (1,), (1,)),
+    ((1, 2, 3, 4, 18), (2, 2, 3), (1, 2, 1), (1, 0, 2), (1, 1, 2)),
 ]
 
 
