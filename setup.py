@@ -38,6 +38,7 @@ extensions = [
     Extension(
         "oxmera._core.autograd",
         ["oxmera/_core/autograd.pyx"],
+        depends=["oxmera/_core/_ufunc_table.h"],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
         + ([("OXMERA_NO_ANOMALY", "1")] if NO_ANOMALY else [])
@@ -53,7 +54,8 @@ extensions = [
     Extension(
         "oxmera._core._kernels",
         ["oxmera/_core/_kernels.pyx"],
-        depends=["oxmera/_core/_kernels.h", "oxmera/_core/_conv_kernels.h"],
+        depends=["oxmera/_core/_kernels.h", "oxmera/_core/_conv_kernels.h",
+                 "oxmera/_core/_ufunc_table.h"],
         include_dirs=[numpy.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
         extra_compile_args=(["-O0", "-g"] if DEBUG

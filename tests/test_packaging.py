@@ -220,7 +220,7 @@ def test_sdist_contents():
                      "tox.ini", "oxmera/py.typed", "oxmera/_core/autograd.pyx",
                      "oxmera/_core/autograd.pxd", "oxmera/_core/autograd.pyi",
                      "oxmera/_core/_kernels.pyx", "oxmera/_core/_kernels.h",
-                     "oxmera/_core/_conv_kernels.h",
+                     "oxmera/_core/_conv_kernels.h", "oxmera/_core/_ufunc_table.h",
                      "tests/conftest.py", "tests/test_packaging.py", "docs/conf.py",
                      "docs/index.rst", "tests/data/torch/make_fixtures.py",
                      *(f"tests/data/torch/{name}{suffix}.pt" for suffix in ("", "_legacy")

@@ -858,4 +858,108 @@ OXMERA_DEFINE_FROM_OUTPUT(oxmera_sigmoid_backward_float32, float, OXMERA_NO_CONT
 OXMERA_DEFINE_FROM_OUTPUT(oxmera_sigmoid_backward_float64, double, OXMERA_NO_CONTRACT,
                           OXMERA_SIGMOID_BACKWARD_STEP(double))
 
+/* ---- exp of float32: the loop of oxmera's exp ufunc (_kernels.pyx) ----------
+ *
+ * NumPy 2.4's float32 exp took 1.6-2 ns an element on bench/'s AVX2 machine
+ * (6.6-7.8 ms for 4M floats, more than four memory passes over them) and is
+ * up to 3 ulp off (9 % of all float32 inputs not correctly rounded, 39 % of
+ * those in [-1, 1]). Here exp is evaluated in double, branch-free so the
+ * loop vectorizes, and rounded once: Cody-Waite reduction to |r| <= ln 2 / 2
+ * (ln 2 in one double: |k| <= 150 keeps the reduction's error below 1e-14)
+ * and the degree-7 Taylor polynomial, relative error below 5.3e-9, a tenth
+ * of a float32 ulp, so the result is within one ulp of exp correctly rounded
+ * (and is it for 99.95 % of all inputs, 99.5 % of those in [-1, 1]): 5.7 ms
+ * for those 4M floats. Without fused multiply-adds, so every machine gets
+ * the same bits. Only inputs whose exp is a finite nonzero float32 (or a subnormal)
+ * are computed; 0, inf and nan results are chosen, by integer comparisons,
+ * so the loop raises no floating-point flag but underflow (for subnormal
+ * results) and inexact: NumPy reads the flags after a ufunc loop, and
+ * oxmera's small-array path falls back to the ufunc's call on any. (NumPy's
+ * float32 loop raises overflow for a finite input whose exp is inf, so
+ * NumPy warns there; oxmera's exp never warns.) */
+/* A float's place in the order of floats, as an int32 (-0 just below +0; a
+ * nan with the sign bit clear above +inf, set below -inf): comparisons of
+ * these raise no floating-point flag, whatever the vectorizer makes of them. */
+static inline int32_t oxmera_float_order(float y)
+{
+    int32_t i;
+    memcpy(&i, &y, sizeof i);
+    return i ^ ((i >> 31) & 0x7FFFFFFF);
+}
+
+static inline float oxmera_expf_rounded(float y)
+{
+    /* [low, high] is computed: below it exp rounds to 0 (exp(-104) is under
+     * half the smallest subnormal), above it to inf (high is the largest
+     * float32 whose exp rounds to a finite value) */
+    const int32_t low = oxmera_float_order(-104.0f), high = oxmera_float_order(88.72283172607422f);
+    const int32_t order = oxmera_float_order(y);
+    int32_t bits;
+    memcpy(&bits, &y, sizeof bits);
+    const int is_nan = (bits & 0x7FFFFFFF) > 0x7F800000;
+    const int inside = (order >= low) & (order <= high);
+    const double shift = 6755399441055744.0;            /* 1.5 * 2^52 */
+    /* the others become a harmless 0 by a mask, not a select: GCC (under
+     * -fno-trapping-math) would evaluate exp of both sides of a select */
+    const int32_t kept = bits & -inside;
+    float y_inside;
+    memcpy(&y_inside, &kept, sizeof y_inside);
+    const double c = y_inside;
+    double kd = c * 1.4426950408889634 + shift;          /* round(c / ln 2) */
+    double k = kd - shift;
+    double r = c - k * 0.6931471805599453;
+    /* the degree-7 Taylor polynomial by Estrin's scheme: a dependency chain
+     * of 5 operations instead of Horner's 14 (7.8 -> 6.8 ms for 4M floats) */
+    double r2 = r * r, r4 = r2 * r2;
+    double p01 = 1.0 + r, p23 = 0.5 + r * (1.0 / 6.0);
+    double p45 = 1.0 / 24.0 + r * (1.0 / 120.0), p67 = 1.0 / 720.0 + r * (1.0 / 5040.0);
+    double p = (p01 + r2 * p23) + r4 * (p45 + r2 * p67);
+    float v = (float)oxmera_times_pow2(p, kd, shift);
+    const float outside = order > high ? (float)INFINITY : 0.0f;
+    v = inside ? v : outside;
+    return is_nan ? y : v;
+}
+
+/* Contiguous runs, apart (restrict) or in place (one pointer), so both
+ * vectorize; other strides element by element, the same arithmetic. */
+#define OXMERA_EXPF_ATTR OXMERA_CLONES OXMERA_NO_CONTRACT
+OXMERA_EXPF_ATTR static void oxmera_expf_apart(const float *OXMERA_RESTRICT x,
+                                               float *OXMERA_RESTRICT out, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++)
+        out[i] = oxmera_expf_rounded(x[i]);
+}
+OXMERA_EXPF_ATTR static void oxmera_expf_in_place(float *x, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++)
+        x[i] = oxmera_expf_rounded(x[i]);
+}
+OXMERA_EXPF_ATTR static void oxmera_expf_strided(const char *x, ptrdiff_t x_step, char *out,
+                                                 ptrdiff_t out_step, ptrdiff_t n)
+{
+    for (ptrdiff_t i = 0; i < n; i++, x += x_step, out += out_step) {
+        float v;
+        memcpy(&v, x, sizeof v);
+        v = oxmera_expf_rounded(v);
+        memcpy(out, &v, sizeof v);
+    }
+}
+
+/* The ufunc inner loop (NumPy's signature; NumPy hands a loop either the same
+ * memory for input and output or memory that does not overlap). */
+static void oxmera_exp_float32_loop(char **args, const ptrdiff_t *dims, const ptrdiff_t *steps,
+                                    void *data)
+{
+    (void)data;
+    const ptrdiff_t n = dims[0];
+    if (steps[0] == (ptrdiff_t)sizeof(float) && steps[1] == (ptrdiff_t)sizeof(float)) {
+        if (args[0] == args[1])
+            oxmera_expf_in_place((float *)args[1], n);
+        else
+            oxmera_expf_apart((const float *)args[0], (float *)args[1], n);
+    } else {
+        oxmera_expf_strided(args[0], steps[0], args[1], steps[1], n);
+    }
+}
+
 #endif

@@ -3216,39 +3216,8 @@ cdef extern from *:
     int oxmera_to_float32(double value, float *out) noexcept
 
 
-cdef extern from *:
-    """
-    #include "numpy/ufuncobject.h"
-    /* A ufunc's fields: NumPy 2.5 moved them behind _PyUFuncObject_GET_ITEM_DATA
-       (its Cython declarations no longer expose ``types``); before, they are
-       the PyUFuncObject itself. */
-    #ifdef _PyUFuncObject_GET_ITEM_DATA
-    #define OXMERA_UFUNC(u) _PyUFuncObject_GET_ITEM_DATA(u)
-    #else
-    #define OXMERA_UFUNC(u) ((PyUFuncObject *)(u))
-    #endif
-
-    /* The index of the first loop of ufunc ``u`` whose operands all are of
-       ``typenum`` (NumPy's legacy selection), or -1: none, or not a ufunc of
-       one or two inputs and one output. */
-    static int oxmera_ufunc_loop(PyObject *u, int typenum) {
-        int i, k, nargs = OXMERA_UFUNC(u)->nargs;
-        if (OXMERA_UFUNC(u)->nout != 1 || OXMERA_UFUNC(u)->nin < 1 || OXMERA_UFUNC(u)->nin > 2)
-            return -1;
-        for (i = 0; i < OXMERA_UFUNC(u)->ntypes; i++) {
-            for (k = 0; k < nargs; k++) {
-                if ((int)OXMERA_UFUNC(u)->types[i * nargs + k] != typenum) break;
-            }
-            if (k == nargs) return i;
-        }
-        return -1;
-    }
-    static int oxmera_ufunc_nin(PyObject *u) { return OXMERA_UFUNC(u)->nin; }
-    static void *oxmera_ufunc_function(PyObject *u, int i) {
-        return (void *)OXMERA_UFUNC(u)->functions[i];
-    }
-    static void *oxmera_ufunc_data(PyObject *u, int i) { return OXMERA_UFUNC(u)->data[i]; }
-    """
+cdef extern from "_ufunc_table.h":
+    # A ufunc's loop table (the header is shared with _kernels.pyx).
     int oxmera_ufunc_loop(object u, int typenum) noexcept
     int oxmera_ufunc_nin(object u) noexcept
     void *oxmera_ufunc_function(object u, int i) noexcept
