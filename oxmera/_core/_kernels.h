@@ -860,23 +860,23 @@ OXMERA_DEFINE_FROM_OUTPUT(oxmera_sigmoid_backward_float64, double, OXMERA_NO_CON
 
 /* ---- exp of float32: the loop of oxmera's exp ufunc (_kernels.pyx) ----------
  *
- * NumPy 2.4's float32 exp took 1.6-2 ns an element on bench/'s AVX2 machine
- * (6.6-7.8 ms for 4M floats, more than four memory passes over them) and is
- * up to 3 ulp off (9 % of all float32 inputs not correctly rounded, 39 % of
- * those in [-1, 1]). Here exp is evaluated in double, branch-free so the
- * loop vectorizes, and rounded once: Cody-Waite reduction to |r| <= ln 2 / 2
- * (ln 2 in one double: |k| <= 150 keeps the reduction's error below 1e-14)
- * and the degree-7 Taylor polynomial, relative error below 5.3e-9, a tenth
- * of a float32 ulp, so the result is within one ulp of exp correctly rounded
- * (and is it for 99.95 % of all inputs, 99.5 % of those in [-1, 1]): 5.7 ms
- * for those 4M floats. Without fused multiply-adds, so every machine gets
- * the same bits. Only inputs whose exp is a finite nonzero float32 (or a subnormal)
- * are computed; 0, inf and nan results are chosen, by integer comparisons,
- * so the loop raises no floating-point flag but underflow (for subnormal
- * results) and inexact: NumPy reads the flags after a ufunc loop, and
- * oxmera's small-array path falls back to the ufunc's call on any. (NumPy's
- * float32 loop raises overflow for a finite input whose exp is inf, so
- * NumPy warns there; oxmera's exp never warns.) */
+ * NumPy 2.4's float32 exp on bench/'s AVX2 machine is up to 3 ulp off (9 % of
+ * all float32 inputs not correctly rounded, 39 % of those in [-1, 1]) and
+ * takes 5.8-6.6 ms for 4M floats, depending on their range. Here exp is
+ * evaluated in double, branch-free so the loop vectorizes, and rounded once:
+ * Cody-Waite reduction to |r| <= ln 2 / 2 (ln 2 in one double: |k| <= 150
+ * keeps the reduction's error below 1e-14) and the degree-7 Taylor
+ * polynomial, relative error below 5.3e-9, a tenth of a float32 ulp, so the
+ * result is within one ulp of exp correctly rounded (and is it for 99.95 % of
+ * all inputs, 99.5 % of those in [-1, 1]): 5.7 ms for 4M floats of any range.
+ * Without fused multiply-adds, so every machine gets the same bits. Only
+ * inputs whose exp is a finite nonzero float32 (or a subnormal) are computed;
+ * 0, inf and nan results are chosen, by integer comparisons, so the loop
+ * raises no floating-point flag but underflow (for subnormal results) and
+ * inexact: NumPy reads the flags after a ufunc loop, and oxmera's small-array
+ * path falls back to the ufunc's call on any. (NumPy's float32 loop raises
+ * overflow for a finite input whose exp is inf, so NumPy warns there;
+ * oxmera's exp never warns.) */
 /* A float's place in the order of floats, as an int32 (-0 just below +0; a
  * nan with the sign bit clear above +inf, set below -inf): comparisons of
  * these raise no floating-point flag, whatever the vectorizer makes of them. */
