@@ -244,23 +244,28 @@ static inline int oxmera_rows_apply(const oxmera_conv_geometry *g)
         }                                                                                    \
     } while (0)
 
+/* A pass's entry point: the row pass when it applies, else the table's
+ * (`volume` is the (N, C, D, H, W) side, `cols` the column matrix). */
+#define OXMERA_PASS_ENTRY(NAME, T, IN, OUT, VOLUME, COLS, ROW, FROM_TO)                     \
+OXMERA_CLONES                                                                                \
+static void NAME##_rows(const T *IN, T *OUT, const oxmera_conv_geometry *g)                 \
+{                                                                                            \
+    typedef T row_t;                                                                         \
+    OXMERA_ROW_PASS(g, ROW);                                                                 \
+}                                                                                            \
+static int NAME(const T *IN, T *OUT, const oxmera_conv_geometry *g)                         \
+{                                                                                            \
+    if (oxmera_rows_apply(g)) {                                                              \
+        NAME##_rows(IN, OUT, g);                                                             \
+        return 0;                                                                            \
+    }                                                                                        \
+    OXMERA_CONV_PASS(g, VOLUME, COLS, FROM_TO);                                              \
+}
+
 /* im2col is a copy: one loop per element size serves every dtype. */
 #define OXMERA_IM2COL(T)                                                                     \
 OXMERA_GATHER(T)                                                                             \
-OXMERA_CLONES                                                                                \
-static void oxmera_im2col_rows_##T(const T *x, T *cols, const oxmera_conv_geometry *g)      \
-{                                                                                            \
-    typedef T row_t;                                                                         \
-    OXMERA_ROW_PASS(g, OXMERA_COPY_ROW);                                                     \
-}                                                                                            \
-static int oxmera_im2col_##T(const T *x, T *cols, const oxmera_conv_geometry *g)            \
-{                                                                                            \
-    if (oxmera_rows_apply(g)) {                                                              \
-        oxmera_im2col_rows_##T(x, cols, g);                                                  \
-        return 0;                                                                            \
-    }                                                                                        \
-    OXMERA_CONV_PASS(g, x, cols, oxmera_gather_##T);                                         \
-}
+OXMERA_PASS_ENTRY(oxmera_im2col_##T, T, x, cols, x, cols, OXMERA_COPY_ROW, oxmera_gather_##T)
 
 OXMERA_IM2COL(uint16_t)
 OXMERA_IM2COL(uint32_t)
@@ -280,20 +285,8 @@ static inline void oxmera_scatter_swapped_##T(T *out, ptrdiff_t out_stride,     
 #define OXMERA_COL2IM(T)                                                                     \
 OXMERA_SCATTER(T)                                                                            \
 OXMERA_SCATTER_SWAPPED(T)                                                                    \
-OXMERA_CLONES                                                                                \
-static void oxmera_col2im_rows_##T(const T *cols, T *out, const oxmera_conv_geometry *g)    \
-{                                                                                            \
-    typedef T row_t;                                                                         \
-    OXMERA_ROW_PASS(g, OXMERA_ADD_ROW);                                                      \
-}                                                                                            \
-static int oxmera_col2im_##T(const T *cols, T *out, const oxmera_conv_geometry *g)          \
-{                                                                                            \
-    if (oxmera_rows_apply(g)) {                                                              \
-        oxmera_col2im_rows_##T(cols, out, g);                                                \
-        return 0;                                                                            \
-    }                                                                                        \
-    OXMERA_CONV_PASS(g, out, cols, oxmera_scatter_swapped_##T);                              \
-}
+OXMERA_PASS_ENTRY(oxmera_col2im_##T, T, cols, out, out, cols, OXMERA_ADD_ROW,                \
+                  oxmera_scatter_swapped_##T)
 
 OXMERA_COL2IM(float)
 OXMERA_COL2IM(double)
