@@ -182,6 +182,8 @@ static inline int oxmera_rows_apply(const oxmera_conv_geometry *g)
     return g->stride[2] == 1 && g->in_stride[4] == 1 && g->out[2] >= 16;
 }
 
+/* One (sample n, channel c, kernel position k) block of column rows, every
+ * output (d, h) row of it (K_ is the pass's kernel size, see below). */
 #define OXMERA_ROW_BLOCK(g, n, c, k, ROW)                                                    \
     do {                                                                                     \
         const ptrdiff_t kd_ = (k) / (g->kernel[1] * g->kernel[2]);                           \
@@ -191,7 +193,7 @@ static inline int oxmera_rows_apply(const oxmera_conv_geometry *g)
         oxmera_valid_range(g->size[2], g->out[2], 1, g->pad[2], kw_ * g->dilation[2],        \
                            &lo_, &hi_);                                                      \
         ptrdiff_t col_ = (n) * g->col_n + ((c) * K_ + (k)) * g->col_row;                     \
-        const ptrdiff_t plane_ = (n) * g->in_stride[0] + (c) * g->in_stride[1];             \
+        const ptrdiff_t plane_ = (n) * g->in_stride[0] + (c) * g->in_stride[1];              \
         for (ptrdiff_t od_ = 0; od_ < g->out[0]; od_++) {                                    \
             const ptrdiff_t id_ = od_ * g->stride[0] - g->pad[0] + kd_ * g->dilation[0];     \
             for (ptrdiff_t oh_ = 0; oh_ < g->out[1]; oh_++, col_ += g->out[2]) {             \
@@ -219,26 +221,30 @@ static inline int oxmera_rows_apply(const oxmera_conv_geometry *g)
                 OXMERA_ROW_BLOCK(g, n, c, k, ROW);                                           \
     } while (0)
 
+/* im2col's row: zeros before lo, the input's run, zeros from hi (all zeros
+ * for a row in the padding). */
 #define OXMERA_COPY_ROW(x_at, col_at, inside, lo, hi)                                        \
     do {                                                                                     \
-        row_t *OXMERA_RESTRICT dst_ = cols + (col_at);                                           \
-        const ptrdiff_t end_ = (inside) ? (lo) : g->out[2], start_ = (inside) ? (hi) : g->out[2]; \
-        for (ptrdiff_t ow = 0; ow < end_; ow++)                                              \
+        row_t *OXMERA_RESTRICT dst_ = cols + (col_at);                                       \
+        const ptrdiff_t zeros_to_ = (inside) ? (lo) : g->out[2];                             \
+        const ptrdiff_t zeros_from_ = (inside) ? (hi) : g->out[2];                           \
+        for (ptrdiff_t ow = 0; ow < zeros_to_; ow++)                                         \
             dst_[ow] = 0;                                                                    \
         if (inside) {                                                                        \
-            const row_t *OXMERA_RESTRICT src_ = x + (x_at);                                      \
+            const row_t *OXMERA_RESTRICT src_ = x + (x_at);                                  \
             for (ptrdiff_t ow = (lo); ow < (hi); ow++)                                       \
                 dst_[ow] = src_[ow];                                                         \
         }                                                                                    \
-        for (ptrdiff_t ow = start_; ow < g->out[2]; ow++)                                    \
+        for (ptrdiff_t ow = zeros_from_; ow < g->out[2]; ow++)                               \
             dst_[ow] = 0;                                                                    \
     } while (0)
 
+/* col2im's row: the run inside the input added to it. */
 #define OXMERA_ADD_ROW(x_at, col_at, inside, lo, hi)                                         \
     do {                                                                                     \
         if (inside) {                                                                        \
-            row_t *OXMERA_RESTRICT dst_ = out + (x_at);                                          \
-            const row_t *OXMERA_RESTRICT src_ = cols + (col_at);                                 \
+            row_t *OXMERA_RESTRICT dst_ = out + (x_at);                                      \
+            const row_t *OXMERA_RESTRICT src_ = cols + (col_at);                             \
             for (ptrdiff_t ow = (lo); ow < (hi); ow++)                                       \
                 dst_[ow] += src_[ow];                                                        \
         }                                                                                    \
@@ -246,14 +252,14 @@ static inline int oxmera_rows_apply(const oxmera_conv_geometry *g)
 
 /* A pass's entry point: the row pass when it applies, else the table's
  * (`volume` is the (N, C, D, H, W) side, `cols` the column matrix). */
-#define OXMERA_PASS_ENTRY(NAME, T, IN, OUT, VOLUME, COLS, ROW, FROM_TO)                     \
+#define OXMERA_PASS_ENTRY(NAME, T, IN, OUT, VOLUME, COLS, ROW, FROM_TO)                      \
 OXMERA_CLONES                                                                                \
-static void NAME##_rows(const T *IN, T *OUT, const oxmera_conv_geometry *g)                 \
+static void NAME##_rows(const T *IN, T *OUT, const oxmera_conv_geometry *g)                  \
 {                                                                                            \
     typedef T row_t;                                                                         \
     OXMERA_ROW_PASS(g, ROW);                                                                 \
 }                                                                                            \
-static int NAME(const T *IN, T *OUT, const oxmera_conv_geometry *g)                         \
+static int NAME(const T *IN, T *OUT, const oxmera_conv_geometry *g)                          \
 {                                                                                            \
     if (oxmera_rows_apply(g)) {                                                              \
         NAME##_rows(IN, OUT, g);                                                             \

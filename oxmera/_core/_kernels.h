@@ -877,6 +877,7 @@ OXMERA_DEFINE_FROM_OUTPUT(oxmera_sigmoid_backward_float64, double, OXMERA_NO_CON
  * path falls back to the ufunc's call on any. (NumPy's float32 loop raises
  * overflow for a finite input whose exp is inf, so NumPy warns there;
  * oxmera's exp never warns.) */
+
 /* A float's place in the order of floats, as an int32 (-0 just below +0; a
  * nan with the sign bit clear above +inf, set below -inf): comparisons of
  * these raise no floating-point flag, whatever the vectorizer makes of them. */
@@ -892,7 +893,8 @@ static inline float oxmera_expf_rounded(float y)
     /* [low, high] is computed: below it exp rounds to 0 (exp(-104) is under
      * half the smallest subnormal), above it to inf (high is the largest
      * float32 whose exp rounds to a finite value) */
-    const int32_t low = oxmera_float_order(-104.0f), high = oxmera_float_order(88.72283172607422f);
+    const int32_t low = oxmera_float_order(-104.0f);
+    const int32_t high = oxmera_float_order(88.72283172607422f);
     const int32_t order = oxmera_float_order(y);
     int32_t bits;
     memcpy(&bits, &y, sizeof bits);
