@@ -586,6 +586,7 @@ cdef extern from "_conv_kernels.h" nogil:
     int oxmera_im2col_uint64_t(const void *x, void *cols, const oxmera_conv_geometry *g)
     int oxmera_col2im_float(const float *cols, float *out, const oxmera_conv_geometry *g)
     int oxmera_col2im_double(const double *cols, double *out, const oxmera_conv_geometry *g)
+    int oxmera_rows_apply(const oxmera_conv_geometry *g)
     int oxmera_max_pool2d_float(
         const float *x, float *values, cnp.int64_t *indices,
         Py_ssize_t n, Py_ssize_t c, Py_ssize_t h, Py_ssize_t w,
@@ -646,11 +647,13 @@ def _check_aligned(x, str what):
 
 
 def im2col(x, tuple kernel, tuple out, tuple stride, tuple pad, tuple dilation,
-           bint batch_layout):
+           bint batch_layout, bint rows_only=False):
     """The column matrix of ``x`` (N, C, *spatial), 1 to 3 spatial dims, any strides, any
     dtype of 2, 4 or 8 bytes (a copy: zero bits read as 0): ``(C*K, N*P)`` in the batch
     layout, else ``(N, C*K, P)`` (K the kernel's size, P the output's). ``pad`` is the
-    padding before each dim (negative crops); ``out`` the output size."""
+    padding before each dim (negative crops); ``out`` the output size. ``rows_only``:
+    None instead of the table pass when the row pass does not apply (the caller has a
+    faster way; ``oxmera_rows_apply`` in ``_conv_kernels.h`` is the one rule)."""
     a = np.asarray(x)
     if a.dtype.hasobject or a.itemsize not in (2, 4, 8):
         raise TypeError(f"im2col kernel: items of 2, 4 or 8 bytes only, got {a.dtype}")
@@ -658,6 +661,8 @@ def im2col(x, tuple kernel, tuple out, tuple stride, tuple pad, tuple dilation,
         a = a.copy()
     cdef oxmera_conv_geometry g
     _geometry(&g, a, a.shape[2:], kernel, out, stride, pad, dilation, batch_layout)
+    if rows_only and not oxmera_rows_apply(&g):
+        return None
     cdef Py_ssize_t positions = g.out[0] * g.out[1] * g.out[2]
     cdef Py_ssize_t rows = g.c * g.kernel[0] * g.kernel[1] * g.kernel[2]
     if batch_layout:

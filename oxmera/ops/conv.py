@@ -259,15 +259,18 @@ def _columns(x, kernel, out_size, stride, pads, dilation, batch_layout):
     spent its time on rows of 4 to 8 elements, and needed a padded copy of
     the input first.
     """
-    if batch_layout or (stride[-1] == 1 and x.strides[-1] == x.itemsize and out_size[-1] >= 16):
-        return _kernels.im2col(x, tuple(kernel), tuple(out_size), stride,
-                               tuple(lo for lo, _ in pads), dilation, batch_layout)
-    # Else (images of 256 positions and more) the compiled gather would walk
-    # its per-element table, where the strided copy of the padded input's
-    # window view is faster (measured on a (32, 16, 32, 32) input with stride
-    # 2: 1.2 against 1.7 ms); with unit stride and rows of 16 outputs or more
-    # it copies whole rows (0.31 against 0.40 ms for 7 samples of that input
-    # with stride 1).
+    args = (tuple(kernel), tuple(out_size), stride, tuple(lo for lo, _ in pads), dilation)
+    if batch_layout:
+        return _kernels.im2col(x, *args, True)
+    # Per sample (images of 256 positions and more): the kernel's row pass
+    # when it applies (unit stride along rows of 16 outputs or more: 0.31
+    # against 0.40 ms for 7 samples of a (32, 16, 32, 32) input), else the
+    # strided copy of the padded input's window view, faster than the
+    # kernel's per-element table there (that input with stride 2: 1.2
+    # against 1.7 ms).
+    cols = _kernels.im2col(x, *args, False, rows_only=True)
+    if cols is not None:
+        return cols
     windows = _windows(_pad(x, pads, 0), kernel, stride, dilation, out_size)
     n, c = x.shape[:2]
     return np.ascontiguousarray(windows).reshape(n, c * math.prod(kernel), math.prod(out_size))

@@ -102,6 +102,24 @@ def test_col2im_is_the_adjoint_of_im2col(geometry, batch_layout):
                                        rtol=1e-4 if dtype == np.float32 else 1e-12)
 
 
+def test_rows_only_gives_the_row_pass_or_none():
+    # _columns asks for the row pass and copies NumPy's window view otherwise;
+    # the kernel's rule (unit stride along rows of 16 outputs or more, the
+    # input's rows contiguous) decides.
+    x = np.random.default_rng(2).standard_normal((2, 3, 5, 20)).astype(np.float32)
+    args = ((3, 3), (5, 20), (1, 1), (1, 1), (1, 1))
+    got = _kernels.im2col(x, *args, False, rows_only=True)
+    np.testing.assert_array_equal(got, _reference_columns(x, (3, 3), (1, 1), (1, 1), (1, 1),
+                                                          False)[0])
+    assert _kernels.im2col(x, (3, 3), (5, 10), (1, 2), (1, 1), (1, 1), False,
+                           rows_only=True) is None                    # a stride along rows
+    assert _kernels.im2col(x[..., :12], (3, 3), (5, 12), (1, 1), (1, 1), (1, 1), False,
+                           rows_only=True) is None                    # rows of 12
+    wide = np.zeros(x.shape[:-1] + (40,), np.float32)
+    wide[..., ::2] = x
+    assert _kernels.im2col(wide[..., ::2], *args, False, rows_only=True) is None   # strided
+
+
 def test_kernels_refuse_what_they_cannot_do():
     x = np.zeros((1, 1, 4, 4), np.float32)
     with pytest.raises(TypeError, match="2, 4 or 8 bytes"):
