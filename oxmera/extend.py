@@ -125,7 +125,11 @@ def op(name=None, *, inputs=1, differentiable=True, save=None, save_output=False
         of ``loss.sum()`` costs no pass over memory. (Your VJPs always get a
         computed result, which they may write into.) Real floating dtypes
         only (for complex numbers ``(1+0j) * z`` is not always ``z``:
-        ``0 * inf`` is nan).
+        ``0 * inf`` is nan). Also for an op of three inputs and two outputs
+        that are the products of its first input with each other one
+        (``mul_pair``, mul's VJP): when the first is this value, the two
+        others are the results (there, for read-only memory only: what a
+        node saved).
     replay : bool
         For oxmera's own ops: in a backward that records nothing, the VJP's
         op calls are noted the first time for each signature (which inputs

@@ -1769,9 +1769,12 @@ cdef class OpDef:
             self.loop32 = _ufunc_loop(numpy_forward, cnp.NPY_FLOAT) + 1
         self.quiet = quiet
         self.hidden = _check_hidden(name, hidden, output_type)
-        if unit is not None and (n_inputs != 2 or type(unit) not in (int, float)):
-            raise ValueError(f"op {name}: unit is a number for an op of two tensor inputs, "
-                             f"got {unit!r} for {n_inputs} input(s)")
+        if unit is not None and (type(unit) not in (int, float) or not (
+                n_inputs == 2 and output_type is None
+                or n_inputs == 3 and output_type is not None and len(output_type._fields) == 2)):
+            raise ValueError(f"op {name}: unit is a number for an op of two tensor inputs and "
+                             f"one output, or of three inputs and two outputs, got {unit!r} for "
+                             f"{n_inputs} input(s)")
         self.unit = unit
         self.replay = replay
         self.replays = []
@@ -2726,6 +2729,10 @@ cdef object _temporary_array(object v, Py_ssize_t refs):
 #     and which it copies before a hook or autograd.grad gives it to the
 #     user (_private): a gradient never aliases a tensor the user may change;
 #   - anything else (writeable memory someone holds) is multiplied.
+# A pair product ``(u*v, u*w)`` (an op of three inputs and two outputs
+# declared with a ``unit``: mul_pair, mul's VJP when both factors need a
+# gradient) hands on read-only ``v`` and ``w`` when ``u`` is the unit
+# (_unit_results, from _apply_op and _run_replay).
 cdef object _unit_product(OpDef op, object left, object right):
     cdef Py_ssize_t i
     cdef cnp.ndarray varr
@@ -3123,7 +3130,11 @@ cdef object _apply_op(OpDef op, tuple args, dict kwargs, object reuse):
     if n and not any_array:
         fargs = _numbers_to_arrays(fargs, n)
     arrays = fargs                          # the inputs as arrays, before any promotion
-    out = _forward(op, fargs, nargs, kwargs, reuse, args)
+    out = None
+    if op.unit is not None and n == 3 and oxmera_get_grad_off() == _OFF_IN_BACKWARD:
+        out = _unit_results(op, fargs)      # (a product of two: _binary_slot's)
+    if out is None:
+        out = _forward(op, fargs, nargs, kwargs, reuse, args)
 
     if recording and not (op.differentiable and grad_enabled()):
         # Cut from the graph although an input requires grad: say why, for
@@ -5786,11 +5797,12 @@ cdef object _traced_op(OpDef op, tuple args, dict kwargs):
         oxmera_set_tracer(<PyObject*>tracer)
     if tracer.refused:
         return out
-    if (op.n_inputs < 0 or op.output_type is not None or not op.internal or refs
-            or len(args) < op.n_inputs):
-        # A sequence of tensors (cat), named outputs, a user's op, or tensor
-        # inputs given by keyword or left to defaults (a replay passes the
-        # forward exactly the positional arguments it noted): not replayed.
+    if (op.n_inputs < 0 or (op.output_type is not None and op.view) or not op.internal
+            or refs or len(args) < op.n_inputs):
+        # A sequence of tensors (cat), a view among named outputs, a user's
+        # op, or tensor inputs given by keyword or left to defaults (a replay
+        # passes the forward exactly the positional arguments it noted): not
+        # replayed.
         tracer.refused = True
         return out
     step = _Step.__new__(_Step)
@@ -5800,7 +5812,9 @@ cdef object _traced_op(OpDef op, tuple args, dict kwargs):
     step.out = tracer.n_slots
     step.reuse = -1
     step.frees = ()
-    outs = out if type(out) is tuple else (out,)
+    # (Named outputs come as their named tuple, all of them, hidden ones
+    # included: the forward's results, which a replay gets.)
+    outs = tuple(out) if isinstance(out, tuple) else (out,)
     step.n_out = len(outs)
     for k in range(step.n_out):
         if not isinstance(outs[k], Tensor):
@@ -6099,8 +6113,8 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
         if n_in and not any_array:
             fargs = _numbers_to_arrays(fargs, n_in)
         out = None
-        if op.unit is not None and nargs == 2:
-            out = _replay_unit(op, fargs)
+        if op.unit is not None and nargs == n_in:
+            out = _unit_results(op, fargs)
         if out is None:
             reuse = None
             if step.reuse >= 0:
@@ -6148,13 +6162,25 @@ cdef object _run_replay(_Replay r, GradFn node, Tensor grad, tuple args):
     return results
 
 
-cdef object _replay_unit(OpDef op, tuple fargs):
-    # _unit_product for a replayed call: the read-only operand itself (as a
-    # view) when the other is the op's unit, else None (computed).
+cdef object _unit_results(OpDef op, tuple fargs):
+    # _unit_product on the arrays of a call (a replayed one, or a pair
+    # product's): for a product of two, the read-only operand itself (as a
+    # view) when the other is the op's unit; for a pair product
+    # ``(u*v, u*w)``, views of read-only ``v`` and ``w`` when ``u`` is the
+    # unit; else None (computed).
     cdef Py_ssize_t i
     u0 = fargs[0]
     u1 = fargs[1]
     if type(u0) is not ndarray or type(u1) is not ndarray:
+        return None
+    if op.n_inputs == 3:
+        u2 = fargs[2]
+        if (type(u2) is ndarray
+                and _is_unit(<cnp.ndarray>u0, <cnp.ndarray>u1, op.unit)
+                and _is_unit(<cnp.ndarray>u0, <cnp.ndarray>u2, op.unit)
+                and not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>u1)
+                and not cnp.PyArray_ISWRITEABLE(<cnp.ndarray>u2)):
+            return ((<cnp.ndarray>u1).view(), (<cnp.ndarray>u2).view())
         return None
     for i in range(2):
         u = u0 if i == 0 else u1

@@ -216,6 +216,15 @@ def test_a_unit_is_a_number_for_two_inputs():
         @op(inputs=2, unit="1")
         def binary_unit_example(input, other):
             return np.multiply(input, other)
+    # Three inputs: a pair product, of two outputs.
+    with pytest.raises(ValueError, match="or of three inputs and two outputs"):
+        @op(inputs=3, unit=1)
+        def ternary_unit_example(u, v, w):
+            return u * v * w
+    with pytest.raises(ValueError, match="or of three inputs and two outputs"):
+        @op(inputs=2, unit=1, outputs=("first", "second"))
+        def two_outputs_unit_example(u, v):
+            return u * v, u + v
 
 
 def test_a_users_vjp_may_write_into_its_products(x):

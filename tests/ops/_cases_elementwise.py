@@ -3,7 +3,7 @@ import numpy as np
 
 import oxmera
 
-from ._case_table import (BROADCAST_PAIRS, NO_GRADIENT_CALLS, S, T, Leaf, add_cases,
+from ._case_table import (BROADCAST_PAIRS, NO_GRADIENT_CALLS, C, S, T, Leaf, add_cases,
                           add_torch_cases, binary_cases, const, shape_label, unary_cases)
 
 # -- elementwise -----------------------------------------------------------------------
@@ -465,6 +465,25 @@ for _name in ("tanh_backward", "sigmoid_backward"):
     add_torch_cases(_name, ("3x4", lambda lib, g, o, _name=_name: (
         getattr(oxmera.ops.elementwise, _name)(g, o) if lib is oxmera
         else getattr(lib.ops.aten, _name)(g, o)), (Leaf((3, 4)), Leaf((3, 4), "positive"))))
+
+# mul's VJP when both factors need a gradient: both products in one op (and,
+# for float arrays of one shape, one pass)
+_mul_pair = oxmera.ops.elementwise.mul_pair
+add_cases("mul_pair",
+          ("3x4", _mul_pair, (Leaf((3, 4)), Leaf((3, 4)), Leaf((3, 4)))),
+          ("broadcast", _mul_pair, (Leaf((2, 3)), Leaf((3,)), Leaf((2, 1)))),
+          ("0d", _mul_pair, (Leaf(()), Leaf(()), Leaf(()))),
+          ("size-0", _mul_pair, (Leaf((0, 3)), Leaf((0, 3)), Leaf((0, 3)))),
+          ("non-contiguous", _mul_pair, (T((3, 4)), S((3, 4)), Leaf((3, 4)))),
+          ("one-shared", lambda f, a: _mul_pair(f, a, a), (Leaf((2, 3)), Leaf((2, 3)))),
+          ("factor-only", _mul_pair, (Leaf((2, 3)), const((2, 3)), const((2, 3)))),
+          ("second-output", lambda f, a, b: _mul_pair(f, a, b).second,
+           (Leaf((2, 3)), Leaf((2, 3)), Leaf((2, 3)))),
+          ("complex", _mul_pair, (C((2, 3)), C((2, 3)), C((2, 3)))),
+          ("numbers", lambda f: _mul_pair(f, 2.5, [1.0, -2.0, 3.0]), (Leaf((2, 3)),)))
+add_torch_cases("mul_pair", ("3x4", lambda lib, f, a, b: (
+    tuple(_mul_pair(f, a, b)) if lib is oxmera else (f * a, f * b)),
+    (Leaf((3, 4)), Leaf((3, 4)), Leaf((3, 4)))))
 
 # pow's VJP for a constant exponent, as an op of its own (the exponent gets
 # no gradient: a number, a 0-d or a broadcast constant tensor)
