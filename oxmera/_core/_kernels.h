@@ -833,14 +833,31 @@ OXMERA_DEFINE_ADAM_UPDATE(oxmera_adam_update_float64, double, sqrt)
         }                                                                       \
     }
 
-/* relu: grad where output > 0, else 0 (a select: g is loaded either way, no
-   branch, so an infinite or nan grad where relu is flat gives 0, as
-   PyTorch's threshold backward does); a vector blend under -fno-trapping-math. */
-#define OXMERA_RELU_BACKWARD_STEP(T) out[i] = y > 0 ? g : (T)0;
+/* relu: 0 where output <= 0, else grad (a select: g is loaded either way,
+   no branch, so an infinite or nan grad where relu is flat gives 0, and a
+   nan output passes grad on, as PyTorch's threshold backward does); a
+   vector blend under -fno-trapping-math. */
+#define OXMERA_RELU_BACKWARD_STEP(T) out[i] = y <= 0 ? (T)0 : g;
 OXMERA_DEFINE_FROM_OUTPUT(oxmera_relu_backward_float32, float, OXMERA_CLONES,
                           OXMERA_RELU_BACKWARD_STEP(float))
 OXMERA_DEFINE_FROM_OUTPUT(oxmera_relu_backward_float64, double, OXMERA_CLONES,
                           OXMERA_RELU_BACKWARD_STEP(double))
+
+/* relu: 0 where x < 0, else x itself, as PyTorch's (nan stays nan, -0.0
+   stays -0.0; NumPy's maximum(x, 0) makes it +0.0). A vector select: twice
+   as fast as NumPy's float maximum, whose loop orders the nan cases. */
+#define OXMERA_DEFINE_RELU(NAME, T)                                             \
+    OXMERA_CLONES static void NAME(const T *OXMERA_RESTRICT x,                  \
+                                   T *OXMERA_RESTRICT out, ptrdiff_t n)         \
+    {                                                                           \
+        ptrdiff_t i;                                                            \
+        for (i = 0; i < n; i++) {                                               \
+            T v = x[i];                                                         \
+            out[i] = v < (T)0 ? (T)0 : v;                                       \
+        }                                                                       \
+    }
+OXMERA_DEFINE_RELU(oxmera_relu_float32, float)
+OXMERA_DEFINE_RELU(oxmera_relu_float64, double)
 
 /* mul's VJP when both factors need a gradient: grad * b and grad * a in one
    pass, grad read once (two NumPy products read it twice, and a product of

@@ -58,6 +58,8 @@ cdef extern from "_kernels.h" nogil:
                                     int lerp_big, double beta2, double one_minus_beta2,
                                     double bias2_sqrt, double eps, double neg_step_size,
                                     Py_ssize_t n)
+    void oxmera_relu_float32(const float *x, float *out, Py_ssize_t n)
+    void oxmera_relu_float64(const double *x, double *out, Py_ssize_t n)
     void oxmera_mul_pair_float32(const float *factor, const float *a, const float *b,
                                  float *out_a, float *out_b, Py_ssize_t n)
     void oxmera_mul_pair_float64(const double *factor, const double *a, const double *b,
@@ -1044,9 +1046,36 @@ cdef object _from_output(grad, output, str what, _from_output_f32 f32, _from_out
     return out
 
 
+def relu(x):
+    """relu of a C-contiguous, aligned, native float32 or float64 array (callers
+    check, see :func:`float_pair`; others raise): a new array, 0 where
+    ``x < 0``, else ``x`` itself (nan and -0.0 kept, as PyTorch's relu).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core import _kernels
+    >>> _kernels.relu(np.array([-1.0, 2.0, np.nan]))
+    array([ 0.,  2., nan])
+    """
+    _check_float_pair(x, x, "relu")
+    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>x)
+    out = _empty_like(x, typenum)
+    cdef const void *xp = _data(x, typenum, False, "relu")
+    cdef void *o = _data(out, typenum, True, "relu")
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_relu_float32(<const float *>xp, <float *>o, n)
+        else:
+            oxmera_relu_float64(<const double *>xp, <double *>o, n)
+    return out
+
+
 def relu_backward(grad, output):
-    """relu's VJP ``grad`` where ``output > 0``, else 0, of C-contiguous float32 or
-    float64 arrays of one shape and dtype, in one pass: a new array."""
+    """relu's VJP, 0 where ``output <= 0``, else ``grad`` (PyTorch's: a nan output
+    passes ``grad`` on), of C-contiguous float32 or float64 arrays of one shape
+    and dtype, in one pass: a new array."""
     return _from_output(grad, output, "relu_backward", oxmera_relu_backward_float32,
                         oxmera_relu_backward_float64)
 

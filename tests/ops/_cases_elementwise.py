@@ -466,6 +466,11 @@ for _name in ("tanh_backward", "sigmoid_backward"):
         getattr(oxmera.ops.elementwise, _name)(g, o) if lib is oxmera
         else getattr(lib.ops.aten, _name)(g, o)), (Leaf((3, 4)), Leaf((3, 4), "positive"))))
 
+# relu keeps nan and -0.0 (PyTorch's select, not NumPy's maximum), contiguous
+# (the kernel) or not (NumPy's where)
+add_torch_cases("relu", ("special-values", lambda lib, x: (lib.relu(x), lib.relu(x[::2])),
+                         (Leaf((6,), values=(-0.0, 0.0, np.nan, -1.0, np.inf, -np.inf)),)))
+
 # mul's VJP when both factors need a gradient: both products in one op (and,
 # for float arrays of one shape, one pass)
 _mul_pair = oxmera.ops.elementwise.mul_pair

@@ -314,10 +314,33 @@ def test_contiguous_overlap_is_shares_memory_for_contiguous_arrays():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_is_pytorchs_select(dtype):
+    x = np.array([-0.0, 0.0, np.nan, -np.nan, -1.0, 2.0, -np.inf, np.inf,
+                  np.finfo(dtype).smallest_subnormal, -np.finfo(dtype).smallest_subnormal], dtype)
+    expected = np.array([-0.0, 0.0, np.nan, -np.nan, 0.0, 2.0, 0.0, np.inf,
+                         np.finfo(dtype).smallest_subnormal, 0.0], dtype)
+    got = _kernels.relu(x)
+    assert got.dtype == dtype and got.flags.c_contiguous
+    assert np.array_equal(got.view(np.uint8), expected.view(np.uint8))     # -0.0, nan bits
+    # the vector loop and its tail, and the op on every layout and dtype
+    rng = np.random.default_rng(0)
+    long = rng.standard_normal((3, 1001)).astype(dtype)
+    np.testing.assert_array_equal(_kernels.relu(long), np.where(long < 0, 0, long))
+    for t in (long, long[:, ::2], long.T, long[0, 0]):
+        got = oxmera.relu(oxmera.tensor(t)).numpy()
+        np.testing.assert_array_equal(got, np.where(t < 0, 0, t).astype(dtype), strict=True)
+    assert np.signbit(oxmera.relu(oxmera.tensor(x[::2])).numpy()[0])    # NumPy's path: -0.0
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _kernels.relu(x.astype(np.float16))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _kernels.relu(long[:, ::2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_backward_selects_the_gradient_where_the_output_is_positive(dtype):
     grad = np.array([1.0, np.inf, np.nan, -2.0, 3.0, np.inf, 5.0], dtype)
     output = np.array([0.0, 0.0, 0.0, 1.0, np.nan, 2.0, -0.0], dtype)
-    expected = np.where(output > 0, grad, 0).astype(dtype)
+    expected = np.where(output <= 0, 0, grad).astype(dtype)     # (a nan output passes grad)
     np.testing.assert_array_equal(_kernels.relu_backward(grad, output), expected)
     from oxmera.ops.elementwise import relu_backward
     np.testing.assert_array_equal(relu_backward(oxmera.tensor(grad), oxmera.tensor(output)).numpy(),
@@ -328,6 +351,10 @@ def test_relu_backward_selects_the_gradient_where_the_output_is_positive(dtype):
     np.testing.assert_array_equal(_kernels.relu_backward(g, y), np.where(y > 0, g, 0))
     got = relu_backward(oxmera.tensor(g)[::2], oxmera.tensor(y)[::2]).numpy()
     np.testing.assert_array_equal(got, np.where(y[::2] > 0, g[::2], 0))
+    # NumPy's path (strided) agrees with the kernel on the special values
+    got = relu_backward(oxmera.tensor(np.repeat(grad, 2))[::2],
+                        oxmera.tensor(np.repeat(output, 2))[::2]).numpy()
+    np.testing.assert_array_equal(got, expected)
     with pytest.raises(TypeError, match="one dtype"):
         _kernels.relu_backward(g, y.astype(np.float16))
 
