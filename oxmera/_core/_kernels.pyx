@@ -1046,9 +1046,63 @@ cdef object _from_output(grad, output, str what, _from_output_f32 f32, _from_out
     return out
 
 
+cdef extern from "numpy/arrayobject.h":
+    # (not in Cython's numpy declarations)
+    object PyArray_NewLikeArray(cnp.ndarray prototype, cnp.NPY_ORDER order,
+                                cnp.PyArray_Descr *descr, int subok)
+
+
+cpdef bint float_dense(x):
+    """Whether :func:`relu` takes ``x``: a native, aligned float32 or float64
+    ndarray whose elements fill its memory with no gaps, in any axis order
+    and positive strides (C- or F-contiguous, or a permutation of such an
+    array: a channels-last batch seen as NCHW).
+
+    Read from the array struct, as :func:`float_pair`.
+    """
+    cdef cnp.ndarray a
+    cdef int num, nd, k, j
+    cdef cnp.npy_intp expected, stride, best
+    cdef cnp.npy_intp strides[32]
+    cdef cnp.npy_intp dims[32]
+    cdef int used[32]
+    if not cnp.PyArray_Check(x):
+        return False
+    a = <cnp.ndarray>x
+    num = cnp.PyArray_TYPE(a)
+    if ((num != cnp.NPY_FLOAT and num != cnp.NPY_DOUBLE) or not cnp.PyArray_ISNOTSWAPPED(a)
+            or not cnp.PyArray_ISALIGNED(a)):
+        return False
+    if cnp.PyArray_IS_C_CONTIGUOUS(a) or cnp.PyArray_IS_F_CONTIGUOUS(a):
+        return True
+    # Dense in another order: walk the dims of more than one element from the
+    # smallest stride up; each must step over exactly the ones before it.
+    nd = 0
+    for k in range(cnp.PyArray_NDIM(a)):
+        if cnp.PyArray_DIM(a, k) > 1:
+            if nd == 32:
+                return False
+            strides[nd] = cnp.PyArray_STRIDE(a, k)
+            dims[nd] = cnp.PyArray_DIM(a, k)
+            used[nd] = 0
+            nd += 1
+    expected = cnp.PyArray_ITEMSIZE(a)
+    for _ in range(nd):
+        best = -1
+        for j in range(nd):
+            if not used[j] and (best < 0 or strides[j] < strides[best]):
+                best = j
+        stride = strides[best]
+        if stride != expected:
+            return False
+        used[best] = 1
+        expected *= dims[best]
+    return True
+
+
 def relu(x):
-    """relu of a C-contiguous, aligned, native float32 or float64 array (callers
-    check, see :func:`float_pair`; others raise): a new array, 0 where
+    """relu of a float32 or float64 array whose memory is dense (see
+    :func:`float_dense`; others raise): a new array of ``x``'s layout, 0 where
     ``x < 0``, else ``x`` itself (nan and -0.0 kept, as PyTorch's relu).
 
     Examples
@@ -1058,12 +1112,26 @@ def relu(x):
     >>> _kernels.relu(np.array([-1.0, 2.0, np.nan]))
     array([ 0.,  2., nan])
     """
-    _check_float_pair(x, x, "relu")
-    cdef int typenum = cnp.PyArray_TYPE(<cnp.ndarray>x)
-    out = _empty_like(x, typenum)
-    cdef const void *xp = _data(x, typenum, False, "relu")
-    cdef void *o = _data(out, typenum, True, "relu")
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>x)
+    if not float_dense(x):
+        raise TypeError("relu kernel: a native, aligned float32 or float64 array whose "
+                        "elements fill its memory (C, F or another axis order), got "
+                        f"{type(x).__name__}")
+    cdef cnp.ndarray a = <cnp.ndarray>x
+    cdef int typenum = cnp.PyArray_TYPE(a)
+    cdef int k
+    # One pass over the memory of both: the result takes x's layout (NumPy's
+    # KEEPORDER keeps a dense array's strides; a dim of one element may get
+    # another stride, which no element is reached by).
+    out = PyArray_NewLikeArray(a, cnp.NPY_KEEPORDER, NULL, 0)
+    for k in range(cnp.PyArray_NDIM(a)):
+        if (cnp.PyArray_DIM(a, k) > 1
+                and cnp.PyArray_STRIDE(a, k) != cnp.PyArray_STRIDE(<cnp.ndarray>out, k)):
+            a = cnp.PyArray_NewCopy(a, cnp.NPY_CORDER)      # (not seen: a safeguard)
+            out = _empty_like(a, typenum)
+            break
+    cdef const void *xp = cnp.PyArray_DATA(a)
+    cdef void *o = cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
     with nogil:
         if typenum == cnp.NPY_FLOAT:
             oxmera_relu_float32(<const float *>xp, <float *>o, n)

@@ -931,12 +931,16 @@ def relu(input):
     >>> oxmera.relu(oxmera.tensor([-1.0, 2.0]))
     tensor([0., 2.], dtype=float32)
     """
-    if _kernels.float_pair(input, input):
+    if _kernels.float_dense(input):
         return _kernels.relu(input)     # (a select: ~5x NumPy's maximum(x, 0))
     if input.dtype == np.bool_:
         raise TypeError("relu(): not implemented for bool tensors")
     if input.dtype.kind == "c":        # (inline: relu is a hot path)
         ordered_only(input, "relu")
+    if input.dtype.char in "fd" and input.dtype.isnative:
+        # Strided floats (every other element, say): the kernel on a dense
+        # copy, in its layout (np.where's select is 7x slower)
+        return _kernels.relu(np.copy(input, order="K"))
     # (where x < 0, not maximum: PyTorch's -0.0 and nan, as the kernel's)
     return np.where(input < 0, np.zeros((), input.dtype), input)
 

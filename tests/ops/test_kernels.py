@@ -326,14 +326,34 @@ def test_relu_is_pytorchs_select(dtype):
     rng = np.random.default_rng(0)
     long = rng.standard_normal((3, 1001)).astype(dtype)
     np.testing.assert_array_equal(_kernels.relu(long), np.where(long < 0, 0, long))
-    for t in (long, long[:, ::2], long.T, long[0, 0]):
-        got = oxmera.relu(oxmera.tensor(t)).numpy()
+    for t in (long, long[:, ::2], long.T, long[::-1], long[:1, :1].reshape(())):
+        got = oxmera.relu(oxmera.from_numpy(t)).numpy()
         np.testing.assert_array_equal(got, np.where(t < 0, 0, t).astype(dtype), strict=True)
-    assert np.signbit(oxmera.relu(oxmera.tensor(x[::2])).numpy()[0])    # NumPy's path: -0.0
+    assert np.signbit(oxmera.relu(oxmera.tensor(x[::2])).numpy()[0])    # (strided: -0.0 too)
     with pytest.raises(TypeError, match="float32 or float64"):
         _kernels.relu(x.astype(np.float16))
-    with pytest.raises(ValueError, match="C-contiguous"):
+    with pytest.raises(TypeError, match="fill its memory"):
         _kernels.relu(long[:, ::2])
+
+
+def test_relu_keeps_a_dense_layout_in_one_pass():
+    # A channels-last batch seen as NCHW (a convolution's output): dense memory
+    # in another axis order, which the kernel walks as it lies.
+    rng = np.random.default_rng(1)
+    nhwc = rng.standard_normal((4, 5, 6, 3)).astype(np.float32)
+    nchw = nhwc.transpose(0, 3, 1, 2)
+    assert not nchw.flags.c_contiguous and _kernels.float_dense(nchw)
+    got = _kernels.relu(nchw)
+    assert got.strides == nchw.strides
+    np.testing.assert_array_equal(got, np.maximum(nchw, 0))
+    for dense in (nhwc, nhwc.T, np.asfortranarray(nhwc), nhwc[1:3], np.zeros((0, 3), np.float32),
+                  np.ones(()), nhwc[1:2].transpose(3, 1, 0, 2)):
+        assert _kernels.float_dense(dense), dense.strides
+        np.testing.assert_array_equal(_kernels.relu(dense), np.maximum(dense, 0), strict=True)
+    for gappy in (nhwc[:, ::2], nhwc[..., :2], nhwc[::-1], nhwc[:, :1], nhwc[..., 0],
+                  np.broadcast_to(nhwc[0], (2, 5, 6, 3)), nhwc.astype(">f4"),
+                  nhwc.astype(np.float16), nhwc.tolist()):
+        assert not _kernels.float_dense(gappy)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
