@@ -112,6 +112,24 @@ cdef inline object _empty_like(object array, int typenum):
                              cnp.PyArray_DIMS(<cnp.ndarray>array), typenum, 0)
 
 
+ctypedef void (*_unary_f32)(const float *, float *, Py_ssize_t) noexcept nogil
+ctypedef void (*_unary_f64)(const double *, double *, Py_ssize_t) noexcept nogil
+
+
+cdef object _unary_pass(source, out, int typenum, _unary_f32 f32, _unary_f64 f64):
+    # One elementwise kernel from ``source``'s memory into ``out``'s (float32
+    # or float64 ``typenum``, the same size and element order): ``out``.
+    cdef const void *xp = cnp.PyArray_DATA(<cnp.ndarray>source)
+    cdef void *o = cnp.PyArray_DATA(<cnp.ndarray>out)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(<cnp.ndarray>source)
+    with nogil:
+        if typenum == cnp.NPY_FLOAT:
+            f32(<const float *>xp, <float *>o, n)
+        else:
+            f64(<const double *>xp, <double *>o, n)
+    return out
+
+
 def erf(x):
     """erf of a float32 or float64 array: a new C-contiguous array, same shape and dtype.
 
@@ -123,16 +141,8 @@ def erf(x):
     if typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE:
         raise TypeError(f"erf kernel: native float32 or float64 arrays only, got {source.dtype}")
     source = _carray(source, typenum)
-    cdef const void *xp = _data(source, typenum, False, "erf")
-    out = _empty_like(source, typenum)
-    cdef void *o = _data(out, typenum, True, "erf")
-    cdef Py_ssize_t n = source.size
-    with nogil:
-        if typenum == cnp.NPY_FLOAT:
-            oxmera_erf_float32(<const float *>xp, <float *>o, n)
-        else:
-            oxmera_erf_float64(<const double *>xp, <double *>o, n)
-    return out
+    return _unary_pass(source, _empty_like(source, typenum), typenum, oxmera_erf_float32,
+                       oxmera_erf_float64)
 
 
 def erfc(x):
@@ -1129,15 +1139,7 @@ def relu(x):
             a = cnp.PyArray_NewCopy(a, cnp.NPY_CORDER)      # (not seen: a safeguard)
             out = _empty_like(a, typenum)
             break
-    cdef const void *xp = cnp.PyArray_DATA(a)
-    cdef void *o = cnp.PyArray_DATA(<cnp.ndarray>out)
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(a)
-    with nogil:
-        if typenum == cnp.NPY_FLOAT:
-            oxmera_relu_float32(<const float *>xp, <float *>o, n)
-        else:
-            oxmera_relu_float64(<const double *>xp, <double *>o, n)
-    return out
+    return _unary_pass(a, out, typenum, oxmera_relu_float32, oxmera_relu_float64)
 
 
 def relu_backward(grad, output):
