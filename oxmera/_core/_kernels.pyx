@@ -1056,14 +1056,8 @@ cdef object _from_output(grad, output, str what, _from_output_f32 f32, _from_out
     return out
 
 
-cdef extern from "numpy/arrayobject.h":
-    # (not in Cython's numpy declarations)
-    object PyArray_NewLikeArray(cnp.ndarray prototype, cnp.NPY_ORDER order,
-                                cnp.PyArray_Descr *descr, int subok)
-
-
 cpdef bint float_dense(x):
-    """Whether :func:`relu` takes ``x``: a native, aligned float32 or float64
+    """Whether :func:`relu` computes ``x``: a native, aligned float32 or float64
     ndarray whose elements fill its memory with no gaps, in any axis order
     and positive strides (C- or F-contiguous, or a permutation of such an
     array: a channels-last batch seen as NCHW).
@@ -1112,8 +1106,9 @@ cpdef bint float_dense(x):
 
 def relu(x):
     """relu of a float32 or float64 array whose memory is dense (see
-    :func:`float_dense`; others raise): a new array of ``x``'s layout, 0 where
-    ``x < 0``, else ``x`` itself (nan and -0.0 kept, as PyTorch's relu).
+    :func:`float_dense`): a new array of ``x``'s strides, 0 where ``x < 0``,
+    else ``x`` itself (nan and -0.0 kept, as PyTorch's relu); None for any
+    other ``x`` (the caller takes another path: one test, here).
 
     Examples
     --------
@@ -1123,22 +1118,13 @@ def relu(x):
     array([ 0.,  2., nan])
     """
     if not float_dense(x):
-        raise TypeError("relu kernel: a native, aligned float32 or float64 array whose "
-                        "elements fill its memory (C, F or another axis order), got "
-                        f"{type(x).__name__}")
+        return None
     cdef cnp.ndarray a = <cnp.ndarray>x
     cdef int typenum = cnp.PyArray_TYPE(a)
-    cdef int k
-    # One pass over the memory of both: the result takes x's layout (NumPy's
-    # KEEPORDER keeps a dense array's strides; a dim of one element may get
-    # another stride, which no element is reached by).
-    out = PyArray_NewLikeArray(a, cnp.NPY_KEEPORDER, NULL, 0)
-    for k in range(cnp.PyArray_NDIM(a)):
-        if (cnp.PyArray_DIM(a, k) > 1
-                and cnp.PyArray_STRIDE(a, k) != cnp.PyArray_STRIDE(<cnp.ndarray>out, k)):
-            a = cnp.PyArray_NewCopy(a, cnp.NPY_CORDER)      # (not seen: a safeguard)
-            out = _empty_like(a, typenum)
-            break
+    # One pass over the memory of both: the result gets x's very strides
+    # (dense and positive, so size * itemsize bytes from offset 0 hold it).
+    out = cnp.PyArray_New(np.ndarray, cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum,
+                          cnp.PyArray_STRIDES(a), NULL, 0, 0, None)
     return _unary_pass(a, out, typenum, oxmera_relu_float32, oxmera_relu_float64)
 
 

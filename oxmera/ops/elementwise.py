@@ -931,8 +931,9 @@ def relu(input):
     >>> oxmera.relu(oxmera.tensor([-1.0, 2.0]))
     tensor([0., 2.], dtype=float32)
     """
-    if _kernels.float_dense(input):
-        return _kernels.relu(input)     # (a select: ~5x NumPy's maximum(x, 0))
+    out = _kernels.relu(input)          # (a select: ~5x NumPy's maximum(x, 0))
+    if out is not None:
+        return out
     if input.dtype == np.bool_:
         raise TypeError("relu(): not implemented for bool tensors")
     if input.dtype.kind == "c":        # (inline: relu is a hot path)
