@@ -3,9 +3,19 @@
 Curated re-exports only; the code lives in ``oxmera._core`` (compiled),
 ``oxmera.ops`` and ``oxmera.autograd``.
 """
+import os as _os
+
 import numpy as _np
 
 from oxmera._core import autograd as _autograd_core
+from oxmera._core import _kernels as _kernels_core
+
+# A training step frees arrays of a few MiB that the next step allocates again;
+# at glibc's starting thresholds each one is unmapped or trimmed and faulted back
+# in (up to half a convolution step's time). Raised here as freeing one 32 MiB
+# array would; OXMERA_MALLOC_THRESHOLDS=0 leaves malloc as the process set it.
+if _os.environ.get("OXMERA_MALLOC_THRESHOLDS", "") != "0":
+    _kernels_core.raise_malloc_thresholds()
 from oxmera import _settings
 from oxmera._device import device, get_default_device, set_default_device
 from oxmera._layout import (channels_last, channels_last_3d, contiguous_format, layout,

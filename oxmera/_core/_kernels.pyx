@@ -1203,3 +1203,47 @@ exp = oxmera_ufunc_replacing(
     np.exp, cnp.NPY_FLOAT, <cnp.PyUFuncGenericFunction>oxmera_exp_float32_loop, b"exp",
     b"exp(x, /, out=None, *, where=True, ...)\n\nnumpy.exp, with oxmera's float32 loop "
     b"(evaluated in double, rounded once).")
+
+
+# -- glibc's malloc thresholds -------------------------------------------------------
+
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #if defined(__GLIBC__)
+    /* glibc serves a request of at least its mmap threshold (128 KiB at start) by
+     * mmap, and gives the top of its heap back to the kernel once more than its
+     * trim threshold (twice the mmap threshold) lies free there. Freeing an
+     * mmapped block larger than the threshold, up to DEFAULT_MMAP_THRESHOLD_MAX
+     * (32 MiB on 64-bit), raises the threshold to that block's size: glibc's own
+     * rule for programs that work with large blocks. One block of just under the
+     * maximum, never touched (no page is faulted in), puts the process where a
+     * program that once freed a 32 MiB array already is. */
+    static int oxmera_raise_malloc_thresholds(void) {
+        size_t largest = (size_t)4 * 1024 * 1024 * sizeof(long);
+        void *volatile block = malloc(largest - 2 * 4096);
+        if (block == NULL) return 0;
+        free(block);
+        return 1;
+    }
+    #else
+    static int oxmera_raise_malloc_thresholds(void) { return 0; }
+    #endif
+    """
+    int oxmera_raise_malloc_thresholds() nogil
+
+
+def raise_malloc_thresholds():
+    """Raise glibc's mmap and trim thresholds as freeing a 32 MiB block does; False
+    where the C library is not glibc (nothing is done).
+
+    Why: a training step allocates gradients and temporaries of a few MiB and frees
+    them at its end. At glibc's starting thresholds each such array is a fresh
+    ``mmap`` (every page faulted in, then unmapped), or the heap top they leave
+    free is handed back to the kernel and faulted in again next step: measured,
+    a fresh process spent 1.4–2.8 ms a step in the kernel on 512² matmuls (12 ms)
+    and 22 ms on a 26 ms convolution step. With the thresholds raised, arrays
+    under 32 MiB are served from the heap, and up to 64 MiB of free heap top is
+    kept for the next step instead of being returned.
+    """
+    return bool(oxmera_raise_malloc_thresholds())
