@@ -433,7 +433,7 @@ static void oxmera_erfc_float64(const double *x, double *out, ptrdiff_t n)
         out[i] = erfc(x[i]);
 }
 
-/* ---- softmax and log_softmax over contiguous rows (float32) ----------------
+/* ---- softmax and log_softmax over contiguous rows (float32; float64 below) --
  *
  * Each row (n > 0 contiguous floats) is read three times while it stays in
  * cache: its maximum, exp(x - max) and the row sum, then the output. exp is evaluated in
@@ -711,6 +711,197 @@ static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, i
             double d = g0 - g0 * oxmera_sum_float32(yr, n);
             for (ptrdiff_t j = 0; j < n; j++)
                 o[j] = (float)((double)yr[j] * d);
+        }
+    }
+}
+
+/* ---- the same over float64 rows ----------------------------------------------
+ *
+ * NumPy's float64 exp is libm's scalar exp on CPUs without AVX-512 (5.8 ns an
+ * element on this project's machines): most of a float64 log_softmax. These
+ * kernels evaluate exp by a branch-free formula, so the row loops vectorize
+ * as the float32 ones do: Cody-Waite reduction with ln 2 in two parts (k * hi
+ * exact for |k| < 2^11), then the degree-13 Taylor polynomial on |r| <= ln(2)/2
+ * (truncation below 5e-18, relative), within about one ulp of exp. Results under
+ * the smallest normal are scaled in two steps (2^(k+64), then 2^-64), so
+ * subnormal exponentials are rounded once; below -746 (-inf too) exp is 0.
+ * Maxima, sums and the special values are as in the float32 kernels. */
+
+static const double oxmera_exp_taylor13[14] = {     /* 1/n!, n = 13 down to 0 */
+    1.6059043836821613e-10, 2.08767569878681e-09, 2.505210838544172e-08,
+    2.755731922398589e-07, 2.7557319223985893e-06, 2.48015873015873e-05,
+    0.0001984126984126984, 0.001388888888888889, 0.008333333333333333,
+    0.041666666666666664, 0.16666666666666666, 0.5, 1.0, 1.0};
+
+static inline double oxmera_exp_nonpositive_float64(double y)
+{
+    double c = y < -746.0 ? -746.0 : y;
+    const double shift = 6755399441055744.0;            /* 1.5 * 2^52 */
+    double kd = c * 1.4426950408889634 + shift;          /* round(c / ln 2) */
+    double k = kd - shift;
+    double r = (c - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+    double p = oxmera_exp_taylor13[0];
+    for (int i = 1; i < 14; i++)
+        p = p * r + oxmera_exp_taylor13[i];
+    uint64_t bits, shift_bits;
+    memcpy(&bits, &kd, sizeof bits);
+    memcpy(&shift_bits, &shift, sizeof shift_bits);
+    bits = (bits - shift_bits + 1023 + 64) << 52;        /* 2^(k + 64), k >= -1077 */
+    double scale;
+    memcpy(&scale, &bits, sizeof scale);
+    double v = (p * scale) * 5.421010862427522e-20;      /* * 2^-64 */
+    return y < -746.0 ? 0.0 : v;
+}
+
+/* The maximum of n > 0 doubles, by their bit patterns as in oxmera_max_float32. */
+static inline double oxmera_max_float64(const double *x, ptrdiff_t n)
+{
+    int64_t m = INT64_MIN;
+    for (ptrdiff_t j = 0; j < n; j++) {
+        int64_t i;
+        memcpy(&i, x + j, sizeof i);
+        i ^= (i >> 63) & 0x7FFFFFFFFFFFFFFF;
+        m = i > m ? i : m;
+    }
+    m ^= (m >> 63) & 0x7FFFFFFFFFFFFFFF;
+    double value;
+    memcpy(&value, &m, sizeof value);
+    return value;
+}
+
+static inline double oxmera_sum_float64(const double *x, ptrdiff_t n)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++)
+            acc[k] += x[j + k];
+    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; j < n; j++)
+        total += x[j];
+    return total;
+}
+
+static inline double oxmera_dot_float64(const double *a, const double *b, ptrdiff_t n)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    ptrdiff_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++)
+            acc[k] += a[j + k] * b[j + k];
+    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; j < n; j++)
+        total += a[j] * b[j];
+    return total;
+}
+
+/* e[j] = exp(x[j] - m) for the row, and their sum (sixteen running sums). */
+static inline double oxmera_exp_sum_float64(const double *OXMERA_RESTRICT x, double m,
+                                            double *OXMERA_RESTRICT e, ptrdiff_t n)
+{
+    double acc[16] = {0};
+    ptrdiff_t j = 0;
+    for (; j + 16 <= n; j += 16)
+        for (int k = 0; k < 16; k++) {
+            double v = oxmera_exp_nonpositive_float64(x[j + k] - m);
+            e[j + k] = v;
+            acc[k] += v;
+        }
+    double total = 0.0;
+    for (int k = 0; k < 16; k++)
+        total += acc[k];
+    for (; j < n; j++) {
+        double v = oxmera_exp_nonpositive_float64(x[j] - m);
+        e[j] = v;
+        total += v;
+    }
+    return total;
+}
+
+OXMERA_CLONES
+static void oxmera_log_softmax_float64(const double *OXMERA_RESTRICT x,
+                                       double *OXMERA_RESTRICT out,
+                                       double *OXMERA_RESTRICT exps,
+                                       double *OXMERA_RESTRICT sums,
+                                       ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const double *row = x + r * n;
+        double *o = out + r * n;
+        double m = oxmera_max_float64(row, n);
+        double s = oxmera_exp_sum_float64(row, m, exps + r * n, n);
+        double log_sum = log(s);
+        for (ptrdiff_t j = 0; j < n; j++)
+            o[j] = (row[j] - m) - log_sum;
+        sums[r] = s;
+    }
+}
+
+/* softmax: the exponentials written to out, then scaled by 1 / sum. */
+OXMERA_CLONES
+static void oxmera_softmax_float64(const double *OXMERA_RESTRICT x, double *OXMERA_RESTRICT out,
+                                   ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        double *o = out + r * n;
+        double inverse = 1.0 / oxmera_exp_sum_float64(x + r * n,
+                                                      oxmera_max_float64(x + r * n, n), o, n);
+        for (ptrdiff_t j = 0; j < n; j++)
+            o[j] *= inverse;
+    }
+}
+
+/* log_softmax's VJP, as oxmera_log_softmax_backward_float32 (out may be exps). */
+OXMERA_CLONES
+static void oxmera_log_softmax_backward_float64(const double *OXMERA_RESTRICT grad, int grad_row,
+                                                const double *exps,
+                                                const double *OXMERA_RESTRICT sums, double *out,
+                                                ptrdiff_t rows, ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const double *g = grad_row ? grad + r * n : grad + r;
+        double total = grad_row ? oxmera_sum_float64(g, n) : g[0] * (double)n;
+        double c = total / sums[r];
+        if (out == exps) {      /* one pointer: no aliasing check, the loop vectorizes */
+            double *eo = out + r * n;
+            if (grad_row)
+                for (ptrdiff_t j = 0; j < n; j++)
+                    eo[j] = g[j] - eo[j] * c;
+            else
+                for (ptrdiff_t j = 0; j < n; j++)
+                    eo[j] = g[0] - eo[j] * c;
+        } else {
+            const double *OXMERA_RESTRICT e = exps + r * n;
+            double *OXMERA_RESTRICT o = out + r * n;
+            if (grad_row)
+                for (ptrdiff_t j = 0; j < n; j++)
+                    o[j] = g[j] - e[j] * c;
+            else
+                for (ptrdiff_t j = 0; j < n; j++)
+                    o[j] = g[0] - e[j] * c;
+        }
+    }
+}
+
+/* softmax's VJP from its output y: out = y * (g - sum(g * y)). */
+OXMERA_CLONES
+static void oxmera_softmax_backward_float64(const double *OXMERA_RESTRICT grad, int grad_row,
+                                            const double *OXMERA_RESTRICT y,
+                                            double *OXMERA_RESTRICT out, ptrdiff_t rows,
+                                            ptrdiff_t n)
+{
+    for (ptrdiff_t r = 0; r < rows; r++) {
+        const double *g = grad_row ? grad + r * n : grad + r;
+        const double *yr = y + r * n;
+        double *o = out + r * n;
+        if (grad_row) {
+            double t = oxmera_dot_float64(g, yr, n);
+            for (ptrdiff_t j = 0; j < n; j++)
+                o[j] = yr[j] * (g[j] - t);
+        } else {
+            double d = g[0] - g[0] * oxmera_sum_float64(yr, n);
+            for (ptrdiff_t j = 0; j < n; j++)
+                o[j] = yr[j] * d;
         }
     }
 }

@@ -291,22 +291,33 @@ cdef extern from "_kernels.h" nogil:
                                                      const cnp.int64_t *target,
                                                      const float *exps, const float *sums,
                                                      float *out, Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_log_softmax_float64(const double *x, double *out, double *exps, double *sums,
+                                    Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_softmax_float64(const double *x, double *out, Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_log_softmax_backward_float64(const double *grad, int grad_row,
+                                             const double *exps, const double *sums,
+                                             double *out, Py_ssize_t rows, Py_ssize_t n)
+    void oxmera_softmax_backward_float64(const double *grad, int grad_row, const double *y,
+                                         double *out, Py_ssize_t rows, Py_ssize_t n)
 
 
 def _softmax_rows_input(x, str opname):
-    """x checked: a C-contiguous float32 array of at least one dim and no zero size."""
-    if not isinstance(x, np.ndarray) or x.dtype != np.float32 or not x.flags.c_contiguous:
-        raise TypeError(f"{opname} kernel: C-contiguous float32 arrays only")
+    """``(x, typenum)``: x checked, a C-contiguous float32 or float64 array of at least
+    one dim and no zero size (an aligned copy when its memory is not)."""
+    if (not isinstance(x, np.ndarray) or x.dtype not in (np.float32, np.float64)
+            or not x.flags.c_contiguous):
+        raise TypeError(f"{opname} kernel: C-contiguous float32 or float64 arrays only")
     if x.ndim == 0 or x.size == 0:
         raise ValueError(f"{opname} kernel: rows of at least one element, got shape {x.shape}")
-    return _carray(x, cnp.NPY_FLOAT)
+    cdef int typenum = cnp.NPY_FLOAT if x.dtype == np.float32 else cnp.NPY_DOUBLE
+    return _carray(x, typenum), typenum
 
 
-cpdef bint float32_rows(x, dim) except -1:
+cpdef bint float_rows(x, dim) except -1:
     """Whether the row kernels take ``x`` along ``dim``: ``x`` a non-empty,
-    C-contiguous, native float32 array of at least one dim (unaligned memory
-    the kernels copy), and ``dim`` its last, an integer (-1 or ndim - 1; not a
-    bool).
+    C-contiguous, native float32 or float64 array of at least one dim (unaligned
+    memory the kernels copy), and ``dim`` its last, an integer (-1 or ndim - 1;
+    not a bool).
 
     The one test of softmax, log_softmax and their VJPs, in C: the forwards
     ask it before their general path (the dtype argument, the dim's
@@ -314,7 +325,7 @@ cpdef bint float32_rows(x, dim) except -1:
     classifier loss).
     """
     cdef cnp.ndarray a
-    cdef int nd
+    cdef int nd, typenum
     if not cnp.PyArray_Check(x):
         return False
     if type(dim) is not int:
@@ -326,82 +337,103 @@ cpdef bint float32_rows(x, dim) except -1:
             return False
     a = <cnp.ndarray>x
     nd = cnp.PyArray_NDIM(a)
-    if (nd == 0 or cnp.PyArray_TYPE(a) != cnp.NPY_FLOAT or not cnp.PyArray_ISNOTSWAPPED(a)
+    typenum = cnp.PyArray_TYPE(a)
+    if (nd == 0 or (typenum != cnp.NPY_FLOAT and typenum != cnp.NPY_DOUBLE)
+            or not cnp.PyArray_ISNOTSWAPPED(a)
             or not cnp.PyArray_IS_C_CONTIGUOUS(a) or cnp.PyArray_SIZE(a) == 0):
         return False
     return dim == -1 or dim == nd - 1
 
 
 def log_softmax_rows(x):
-    """log_softmax of a C-contiguous float32 array along its last dim:
+    """log_softmax of a C-contiguous float32 or float64 array along its last dim:
     ``(output, exps, sums)``, ``exps`` the exponentials of x minus its row
-    maxima and ``sums`` their sums (shape ``x.shape[:-1] + (1,)``)."""
-    x = _softmax_rows_input(x, "log_softmax")
+    maxima and ``sums`` their sums (shape ``x.shape[:-1] + (1,)``), all of x's dtype."""
+    cdef int typenum
+    x, typenum = _softmax_rows_input(x, "log_softmax")
     cdef Py_ssize_t n = x.shape[x.ndim - 1]
     cdef Py_ssize_t rows = x.size // n
-    out, exps = _empty_like(x, cnp.NPY_FLOAT), _empty_like(x, cnp.NPY_FLOAT)
-    sums = np.empty(x.shape[:x.ndim - 1] + (1,), np.float32)
-    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "log_softmax")
-    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "log_softmax")
-    cdef float *ev = <float *>_data(exps, cnp.NPY_FLOAT, True, "log_softmax")
-    cdef float *sv = <float *>_data(sums, cnp.NPY_FLOAT, True, "log_softmax")
+    out, exps = _empty_like(x, typenum), _empty_like(x, typenum)
+    sums = np.empty(x.shape[:x.ndim - 1] + (1,), x.dtype)
+    cdef void *xv = _data(x, typenum, False, "log_softmax")
+    cdef void *ov = _data(out, typenum, True, "log_softmax")
+    cdef void *ev = _data(exps, typenum, True, "log_softmax")
+    cdef void *sv = _data(sums, typenum, True, "log_softmax")
     with nogil:
-        oxmera_log_softmax_float32(xv, ov, ev, sv, rows, n)
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_log_softmax_float32(<const float *>xv, <float *>ov, <float *>ev,
+                                       <float *>sv, rows, n)
+        else:
+            oxmera_log_softmax_float64(<const double *>xv, <double *>ov, <double *>ev,
+                                       <double *>sv, rows, n)
     return out, exps, sums
 
 
 def softmax_rows(x):
-    """softmax of a C-contiguous float32 array along its last dim: a new array."""
-    x = _softmax_rows_input(x, "softmax")
+    """softmax of a C-contiguous float32 or float64 array along its last dim: a new array."""
+    cdef int typenum
+    x, typenum = _softmax_rows_input(x, "softmax")
     cdef Py_ssize_t n = x.shape[x.ndim - 1]
     cdef Py_ssize_t rows = x.size // n
-    out = _empty_like(x, cnp.NPY_FLOAT)
-    scratch = np.empty(n)
-    cdef double *wide = <double *>_data(scratch, cnp.NPY_DOUBLE, True, "softmax")
-    cdef const float *xv = <const float *>_data(x, cnp.NPY_FLOAT, False, "softmax")
-    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "softmax")
+    out = _empty_like(x, typenum)
+    cdef void *xv = _data(x, typenum, False, "softmax")
+    cdef void *ov = _data(out, typenum, True, "softmax")
+    cdef double *wide
+    if typenum == cnp.NPY_DOUBLE:
+        with nogil:
+            oxmera_softmax_float64(<const double *>xv, <double *>ov, rows, n)
+        return out
+    scratch = np.empty(n)       # (float32: the exponentials in double, rounded once)
+    wide = <double *>_data(scratch, cnp.NPY_DOUBLE, True, "softmax")
     with nogil:
-        oxmera_softmax_float32(xv, ov, wide, rows, n)
+        oxmera_softmax_float32(<const float *>xv, <float *>ov, wide, rows, n)
     return out
 
 
-def _grad_rows(grad, shape):
-    """``(array, by_row)``: grad (of ``shape`` after broadcasting) as C-contiguous float32
-    rows (by_row True) or, when it is broadcast along the last dim, one value a row."""
+def _grad_rows(grad, shape, dtype, int typenum):
+    """``(array, by_row)``: grad (of ``shape`` after broadcasting, of ``dtype``) as
+    C-contiguous rows (by_row True) or, when it is broadcast along the last dim, one
+    value a row."""
     if grad.shape != shape:     # np.broadcast_to is a Python function: ~1.5 us a call
         grad = np.broadcast_to(grad, shape)
-    if grad.dtype != np.float32:
-        raise TypeError(f"softmax kernels: float32 gradients only, got {grad.dtype}")
+    if grad.dtype != dtype:
+        raise TypeError(f"softmax kernels: {dtype} gradients only, got {grad.dtype}")
     if grad.strides[grad.ndim - 1] == 0:
-        return _carray(grad[..., 0], cnp.NPY_FLOAT), False
-    return _carray(grad, cnp.NPY_FLOAT), True
+        return _carray(grad[..., 0], typenum), False
+    return _carray(grad, typenum), True
 
 
 def log_softmax_rows_backward(grad, exps, sums, out=None):
-    """log_softmax's VJP ``grad - exps * (grad.sum(-1) / sums)`` for float32 arrays
-    from ``log_softmax_rows``: a new array, or ``out`` (which may be ``exps``)."""
-    exps = _softmax_rows_input(exps, "log_softmax_backward")
-    sums = _carray(sums, cnp.NPY_FLOAT)
+    """log_softmax's VJP ``grad - exps * (grad.sum(-1) / sums)`` for the float32 or
+    float64 arrays of ``log_softmax_rows`` (``grad`` of their dtype): a new array, or
+    ``out`` (which may be ``exps``)."""
+    cdef int typenum
+    exps, typenum = _softmax_rows_input(exps, "log_softmax_backward")
+    sums = _carray(sums, typenum)
     cdef Py_ssize_t n = exps.shape[exps.ndim - 1]
     cdef Py_ssize_t rows = exps.size // n
     if sums.size != rows:
         raise ValueError(f"log_softmax_backward kernel: {sums.size} sums for {rows} rows")
-    g, by_row = _grad_rows(grad, exps.shape)
+    g, by_row = _grad_rows(grad, exps.shape, exps.dtype, typenum)
     if out is None:
-        out = _empty_like(exps, cnp.NPY_FLOAT)
-    elif (out.dtype != np.float32 or out.shape != exps.shape or not out.flags.c_contiguous
+        out = _empty_like(exps, typenum)
+    elif (out.dtype != exps.dtype or out.shape != exps.shape or not out.flags.c_contiguous
           or not out.flags.writeable):
         raise ValueError("log_softmax_backward kernel: out must be a writable C-contiguous "
-                         "float32 array of the exponentials' shape")
-    cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "log_softmax_backward")
-    cdef const float *sv = <const float *>_data(sums, cnp.NPY_FLOAT, False,
-                                                "log_softmax_backward")
-    cdef const float *ev = <const float *>_data(exps, cnp.NPY_FLOAT, False,
-                                                "log_softmax_backward")
-    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "log_softmax_backward")
+                         "array of the exponentials' dtype and shape")
+    cdef void *gv = _data(g, typenum, False, "log_softmax_backward")
+    cdef void *sv = _data(sums, typenum, False, "log_softmax_backward")
+    cdef void *ev = _data(exps, typenum, False, "log_softmax_backward")
+    cdef void *ov = _data(out, typenum, True, "log_softmax_backward")
     cdef int grad_row = by_row
     with nogil:
-        oxmera_log_softmax_backward_float32(gv, grad_row, ev, sv, ov, rows, n)
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_log_softmax_backward_float32(<const float *>gv, grad_row, <const float *>ev,
+                                                <const float *>sv, <float *>ov, rows, n)
+        else:
+            oxmera_log_softmax_backward_float64(<const double *>gv, grad_row,
+                                                <const double *>ev, <const double *>sv,
+                                                <double *>ov, rows, n)
     return out
 
 
@@ -459,19 +491,25 @@ def cross_entropy_rows_backward(scale, target, exps, sums, bint reuse_exps=False
 
 
 def softmax_rows_backward(grad, y):
-    """softmax's VJP ``y * (grad - (grad * y).sum(-1))`` for float32 arrays, ``y`` the
-    C-contiguous output of ``softmax_rows``: a new array."""
-    y = _softmax_rows_input(y, "softmax_backward")
+    """softmax's VJP ``y * (grad - (grad * y).sum(-1))`` for float32 or float64 arrays,
+    ``y`` the C-contiguous output of ``softmax_rows`` (``grad`` of its dtype): a new array."""
+    cdef int typenum
+    y, typenum = _softmax_rows_input(y, "softmax_backward")
     cdef Py_ssize_t n = y.shape[y.ndim - 1]
     cdef Py_ssize_t rows = y.size // n
-    g, by_row = _grad_rows(grad, y.shape)
-    out = _empty_like(y, cnp.NPY_FLOAT)
-    cdef const float *gv = <const float *>_data(g, cnp.NPY_FLOAT, False, "softmax_backward")
-    cdef const float *yv = <const float *>_data(y, cnp.NPY_FLOAT, False, "softmax_backward")
-    cdef float *ov = <float *>_data(out, cnp.NPY_FLOAT, True, "softmax_backward")
+    g, by_row = _grad_rows(grad, y.shape, y.dtype, typenum)
+    out = _empty_like(y, typenum)
+    cdef void *gv = _data(g, typenum, False, "softmax_backward")
+    cdef void *yv = _data(y, typenum, False, "softmax_backward")
+    cdef void *ov = _data(out, typenum, True, "softmax_backward")
     cdef int grad_row = by_row
     with nogil:
-        oxmera_softmax_backward_float32(gv, grad_row, yv, ov, rows, n)
+        if typenum == cnp.NPY_FLOAT:
+            oxmera_softmax_backward_float32(<const float *>gv, grad_row, <const float *>yv,
+                                            <float *>ov, rows, n)
+        else:
+            oxmera_softmax_backward_float64(<const double *>gv, grad_row, <const double *>yv,
+                                            <double *>ov, rows, n)
     return out
 
 # ---- end of softmax and log_softmax ----

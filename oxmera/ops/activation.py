@@ -68,16 +68,18 @@ def _shifted(input, d):
     return input - np.maximum.reduce(input, axis=d, keepdims=True)
 
 
-# float32 rows along the last dim (C-contiguous: every softmax of attention
-# scores or logits) go to compiled kernels (oxmera/_core/_kernels.h): each
-# row read and written while it stays in cache, exp evaluated in double and
-# rounded once, the VJPs in one pass over the row after its sum. NumPy's
-# formulas make a full-size temporary per step and multiply by row-broadcast
-# operands, about three times slower than by scalars. Other dtypes and layouts
-# keep the formulas; _kernels.float32_rows tells which arrays the kernels take.
+# float32 and float64 rows along the last dim (C-contiguous: every softmax of
+# attention scores or logits) go to compiled kernels (oxmera/_core/_kernels.h):
+# each row read and written while it stays in cache, exp by a branch-free
+# formula that vectorizes (float32's evaluated in double and rounded once;
+# NumPy's float64 exp is libm's scalar one without AVX-512), the VJPs in one
+# pass over the row after its sum. NumPy's formulas make a full-size temporary
+# per step and multiply by row-broadcast operands, about three times slower
+# than by scalars. Other dtypes and layouts keep the formulas;
+# _kernels.float_rows tells which arrays the kernels take.
 def _rows_grad(grad, like):
-    """Whether ``grad`` is a float32 array of ``like``'s shape (any strides) for the kernels."""
-    return (isinstance(grad, np.ndarray) and grad.dtype == np.float32
+    """Whether ``grad`` is an array of ``like``'s dtype and shape (any strides) for the kernels."""
+    return (isinstance(grad, np.ndarray) and grad.dtype == like.dtype
             and grad.shape == like.shape)
 
 
@@ -97,7 +99,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     tensor([[0.5, 0.5],
             [0. , 1. ]], dtype=float32)
     """
-    if dtype is None and _kernels.float32_rows(input, dim):
+    if dtype is None and _kernels.float_rows(input, dim):
         return _kernels.softmax_rows(input)     # (attention's softmax: one test, the kernel)
     input, wide = _softmax_input(input, dtype, "softmax")
     d = _softmax_dim(dim, input.ndim, "softmax", _stacklevel)
@@ -106,7 +108,7 @@ def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
     if input.ndim == 0:
         return np.ones_like(input)
     input_wide = input.astype(wide, copy=False)
-    if _kernels.float32_rows(input_wide, d):
+    if _kernels.float_rows(input_wide, d):
         return narrow(_kernels.softmax_rows(input_wide), input.dtype)
     e = np.exp(_shifted(input_wide, d))
     e /= np.add.reduce(e, axis=d, keepdims=True)
@@ -138,7 +140,7 @@ def softmax_backward(grad, output, dim):
     >>> softmax_backward(oxmera.tensor([1.0, 0.0]), oxmera.tensor([0.5, 0.5]), 0)
     tensor([ 0.25, -0.25], dtype=float32)
     """
-    if _kernels.float32_rows(output, dim) and _rows_grad(grad, output):
+    if _kernels.float_rows(output, dim) and _rows_grad(grad, output):
         return _kernels.softmax_rows_backward(grad, output)
     # float16 in float32, as the forward.
     wide = accumulation_dtype(np.result_type(grad, output))
@@ -184,7 +186,7 @@ def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
     >>> _log_softmax(oxmera.tensor([0.0, 0.0]), 0).sums
     tensor([2.], dtype=float32)
     """
-    if dtype is None and _kernels.float32_rows(input, dim):
+    if dtype is None and _kernels.float_rows(input, dim):
         return _kernels.log_softmax_rows(input)     # (a classifier's loss: as in softmax)
     input, wide = _softmax_input(input, dtype, "log_softmax")
     d = _softmax_dim(dim, input.ndim, "log_softmax", _stacklevel)
@@ -194,7 +196,7 @@ def _log_softmax_forward(input, dim=None, dtype=None, *, _stacklevel=3):
         rows = input.shape[:d] + (1,) + input.shape[d + 1:] if input.ndim else ()
         return out, np.empty(input.shape, wide), np.ones(rows, wide)
     input_wide = input.astype(wide, copy=False)
-    if _kernels.float32_rows(input_wide, d):
+    if _kernels.float_rows(input_wide, d):
         out, exps, sums = _kernels.log_softmax_rows(input_wide)
         return narrow(out, input.dtype), exps, sums
     out = _shifted(input_wide, d)       # a fresh array, reused for out
@@ -300,7 +302,7 @@ def log_softmax_backward_exps(grad, exps, sums, dim, reuse_exps=False):
     """
     dtype = grad.dtype if grad.dtype == exps.dtype == sums.dtype else np.result_type(
         grad, exps, sums)       # (np.result_type dispatches through Python: ~0.4 us)
-    if (_kernels.float32_rows(exps, dim) and _rows_grad(grad, exps) and sums.dtype == np.float32
+    if (_kernels.float_rows(exps, dim) and _rows_grad(grad, exps) and sums.dtype == exps.dtype
             and sums.shape == exps.shape[:-1] + (1,)):
         if reuse_exps:
             exps.setflags(write=True)       # saved memory is locked read-only until freed

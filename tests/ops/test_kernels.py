@@ -505,17 +505,19 @@ def test_updates_and_losses_take_unaligned_memory():
     assert _kernels.class_targets_valid(target.numpy(), 3, -100) is None
 
 
-def test_float32_rows_takes_only_what_the_row_kernels_take():
+def test_float_rows_takes_only_what_the_row_kernels_take():
     x = np.ones((3, 4), np.float32)
     for array, dim in ((x, -1), (x, 1), (x, np.int64(1)), (x, np.int8(-1)),
-                       (np.ones(4, np.float32), 0), (_unaligned(np.ones((2, 3)), np.float32), 1)):
-        assert _kernels.float32_rows(array, dim) is True, (array, dim)
+                       (np.ones(4, np.float32), 0), (_unaligned(np.ones((2, 3)), np.float32), 1),
+                       (x.astype(np.float64), 1), (_unaligned(np.ones((2, 3)), np.float64), -1)):
+        assert _kernels.float_rows(array, dim) is True, (array, dim)
     for array, dim in ((x, 0), (x, 2), (x, -2), (x, None), (x, True), (x, 1.0), (x, "1"),
-                       (x, np.array([1])), (x.astype(np.float64), 1), (x.astype(">f4"), 1),
-                       (x.T, 1), (np.ones((3, 0), np.float32), 1),
+                       (x, np.array([1])), (x.astype(np.float16), 1), (x.astype(">f4"), 1),
+                       (x.astype(">f8"), 1), (x.astype(np.complex64), 1), (x.T, 1),
+                       (np.ones((3, 0), np.float32), 1),
                        (np.ones((), np.float32), -1), (x.tolist(), 1),
                        (oxmera.tensor(x), 1), (x, 10**30)):
-        assert _kernels.float32_rows(array, dim) is False, (array, dim)
+        assert _kernels.float_rows(array, dim) is False, (array, dim)
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])

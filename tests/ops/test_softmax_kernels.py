@@ -1,8 +1,9 @@
-"""The compiled row kernels behind float32 softmax and log_softmax (last dim, C-contiguous).
+"""The compiled row kernels behind float32 and float64 softmax and log_softmax
+(last dim, C-contiguous).
 
-exp is a formula of their own (evaluated in double, rounded once): checked
-against NumPy's float64 exp rounded to float32, over a dense sweep of shifts
-and the special values a masked attention row holds. The forward, the VJPs
+exp is a formula of their own (float32's evaluated in double, rounded once):
+checked against NumPy's float64 exp (rounded to float32 for float32), over a
+dense sweep of shifts and the special values a masked attention row holds. The forward, the VJPs
 (with a full, a per-row and a scalar broadcast gradient) and the ops that
 pick the kernels are checked against the float64 formulas.
 """
@@ -110,7 +111,11 @@ def test_backwards_match_float64(kind, shape):
 
 def test_kernels_refuse_what_they_do_not_handle():
     with pytest.raises(TypeError):
-        _kernels.log_softmax_rows(np.zeros((2, 3)))                 # float64
+        _kernels.log_softmax_rows(np.zeros((2, 3), np.float16))
+    with pytest.raises(TypeError):
+        _kernels.softmax_rows(np.zeros((2, 3), np.int64))
+    with pytest.raises(TypeError, match="float64 gradients only"):
+        _kernels.softmax_rows_backward(np.ones((2, 3), np.float32), np.ones((2, 3)))
     with pytest.raises(TypeError):
         _kernels.softmax_rows(np.zeros((3, 2), np.float32).T)       # not C-contiguous
     with pytest.raises(ValueError):
@@ -233,3 +238,97 @@ def test_cross_entropy_gradient_through_the_kernel_matches_the_composed_loss(red
         (loss * oxmera.tensor(weight) if reduction == "none" else loss).sum().backward()
         grads.append(logits.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-8)
+
+
+# -- float64 rows ------------------------------------------------------------------------
+
+def _float64_ulps(got, expected):
+    """Distance in float64 ulps of same-signed, non-nan values (their bit patterns are ordered)."""
+    return np.abs(got.view(np.int64) - expected.view(np.int64))
+
+
+def test_float64_exponentials_are_within_one_ulp_of_numpys_exp():
+    # every shift from 0 down past where exp underflows (subnormal results included)
+    shifts = np.concatenate([[0.0, -0.0, -1e-300, -5e-324, -np.inf],
+                             -np.linspace(0, 760, 1_000_001), -np.geomspace(1e-18, 745, 100_001)])
+    _, exps, sums = _kernels.log_softmax_rows(shifts[None])
+    expected = np.exp(shifts)
+    assert exps.dtype == sums.dtype == np.float64
+    ulps = _float64_ulps(exps[0], expected)
+    assert ulps.max() <= 1, (ulps.max(), shifts[ulps.argmax()])
+    assert np.count_nonzero(ulps) <= 0.1 * shifts.size
+    assert (exps[0][shifts <= -746] == 0).all()
+    assert np.count_nonzero(exps[0][(shifts < -708.4) & (shifts > -744)]) > 0   # subnormals
+
+
+@pytest.mark.parametrize("scale", [1.0, 30.0, 1e4])
+@pytest.mark.parametrize("shape", [(7, 1000), (3, 2, 17), (5,), (4, 1), (64, 10)])
+def test_float64_forward_and_backwards_match_the_formulas(scale, shape):
+    rng = np.random.default_rng(6)
+    x = scale * rng.standard_normal(shape)
+    out, exps, sums = _kernels.log_softmax_rows(x)
+    ref, ref_exps, ref_sums = _log_softmax64(x)
+    assert out.dtype == exps.dtype == sums.dtype == np.float64
+    np.testing.assert_allclose(out, ref, rtol=1e-14, atol=1e-14)
+    assert _float64_ulps(exps, ref_exps).max() <= 1
+    np.testing.assert_allclose(sums, ref_sums, rtol=1e-14)
+    soft = _kernels.softmax_rows(x)
+    np.testing.assert_allclose(soft, ref_exps / ref_sums, rtol=1e-14, atol=1e-300)
+    for kind, g in _grads(shape, rng).items():
+        g = g.astype(np.float64)
+        expected = g - (exps / sums) * g.sum(-1, keepdims=True)
+        np.testing.assert_allclose(_kernels.log_softmax_rows_backward(g, exps, sums), expected,
+                                   rtol=1e-12, atol=1e-13, err_msg=kind)
+        expected = soft * (g - (g * soft).sum(-1, keepdims=True))
+        np.testing.assert_allclose(_kernels.softmax_rows_backward(g, soft), expected,
+                                   rtol=1e-12, atol=1e-13, err_msg=kind)
+    in_place = exps.copy()
+    g = rng.standard_normal(shape)
+    assert _kernels.log_softmax_rows_backward(g, in_place, sums, out=in_place) is in_place
+    np.testing.assert_array_equal(in_place, _kernels.log_softmax_rows_backward(g, exps, sums))
+
+
+def test_float64_special_values_follow_the_formula():
+    inf, nan = np.inf, np.nan
+    x = np.array([[0, -inf, 1, 2], [nan, 0, 1, 2], [0, 1, -nan, 2], [-0.0, -0.0, -1, -inf],
+                  [inf, 0, 1, 2], [-inf, -inf, -inf, -inf], [1e300, 0, -1e300, 1.7e308]])
+    with np.errstate(invalid="ignore", over="ignore"):
+        ref, e, s = _log_softmax64(x)
+        ref_soft = e / s
+    out, _, _ = _kernels.log_softmax_rows(x)
+    soft = _kernels.softmax_rows(x)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    np.testing.assert_allclose(out, ref, rtol=1e-15)
+    np.testing.assert_array_equal(np.isnan(soft), np.isnan(ref_soft))
+    np.testing.assert_allclose(soft, ref_soft, rtol=1e-15)
+
+
+def test_float64_ops_take_the_kernels_and_keep_their_gradients():
+    # the ops reach the float64 kernels (a spy), and their values and first and
+    # second-order gradients agree with float32's kernels and with gradcheck
+    rng = np.random.default_rng(7)
+    data = 4 * rng.standard_normal((5, 33))
+    calls = []
+    originals = {name: getattr(_kernels, name) for name in
+                 ("log_softmax_rows", "softmax_rows", "log_softmax_rows_backward",
+                  "softmax_rows_backward")}
+
+    def spy(name):
+        def call(*args, **kwargs):
+            calls.append((name, args[0].dtype))
+            return originals[name](*args, **kwargs)
+        return call
+    try:
+        for name in originals:
+            setattr(_kernels, name, spy(name))
+        for fn in (oxmera.softmax, oxmera.log_softmax):
+            x = oxmera.tensor(data, requires_grad=True)
+            (fn(x, -1) * oxmera.tensor(rng.standard_normal(data.shape))).sum().backward()
+    finally:
+        for name, original in originals.items():
+            setattr(_kernels, name, original)
+    assert {name for name, dtype in calls if dtype == np.float64} == set(originals)
+    for fn in (oxmera.softmax, oxmera.log_softmax):
+        x = oxmera.tensor(data[:3, :6], requires_grad=True)
+        assert oxmera.autograd.gradcheck(lambda t: fn(t, -1), (x,))
+        assert oxmera.autograd.gradgradcheck(lambda t: fn(t, -1), (x,))
