@@ -3201,6 +3201,31 @@ cdef extern from *:
     #define OXMERA_LOOP_FLAGS (FE_DIVBYZERO | FE_OVERFLOW | FE_UNDERFLOW | FE_INVALID)
     typedef void (*oxmera_inner_loop)(char **, npy_intp const *, npy_intp const *, void *);
 
+    /* The flags NumPy's float32/float64 loops can raise. On x86-64 they run on
+       SSE/AVX, whose flags are MXCSR's low bits (the FE_ values are those
+       bits): read and cleared there, where glibc's fetestexcept also reads the
+       x87 status word and its feclearexcept rewrites the whole x87 environment
+       (fnstenv/fldenv): ~5 % of a small op's time. Elsewhere, <fenv.h>. */
+    #if defined(__x86_64__) && defined(__SSE2__)
+    #include <xmmintrin.h>
+    static inline int oxmera_loop_flags(void) {
+        return (_mm_getcsr() & OXMERA_LOOP_FLAGS) != 0;
+    }
+    static inline void oxmera_clear_loop_flags(void) {
+        unsigned int csr = _mm_getcsr();
+        if (csr & OXMERA_LOOP_FLAGS)
+            _mm_setcsr(csr & ~(unsigned int)OXMERA_LOOP_FLAGS);
+    }
+    #else
+    static inline int oxmera_loop_flags(void) {
+        return fetestexcept(OXMERA_LOOP_FLAGS) != 0;
+    }
+    static inline void oxmera_clear_loop_flags(void) {
+        if (fetestexcept(OXMERA_LOOP_FLAGS))
+            feclearexcept(OXMERA_LOOP_FLAGS);
+    }
+    #endif
+
     /* Run a ufunc's inner loop over n elements; nonzero when it raised a flag
        NumPy reports. (The results are stored before the flags are read: the
        loop is a call through a pointer, opaque to the compiler.) */
@@ -3208,18 +3233,18 @@ cdef extern from *:
                                void *data) {
         npy_intp dims[1];
         dims[0] = n;
-        feclearexcept(OXMERA_LOOP_FLAGS);
+        oxmera_clear_loop_flags();
         ((oxmera_inner_loop)loop)(args, dims, steps, data);
-        return fetestexcept(OXMERA_LOOP_FLAGS) != 0;
+        return oxmera_loop_flags();
     }
 
     /* A Python float rounded to float32 as NumPy rounds a weak scalar; nonzero
        when that raised a flag (overflow to inf, underflow), which NumPy reports. */
     static int oxmera_to_float32(double value, float *out) {
         volatile double v = value;      /* converted at run time, flags and all */
-        feclearexcept(OXMERA_LOOP_FLAGS);
+        oxmera_clear_loop_flags();
         *out = (float)v;
-        return fetestexcept(OXMERA_LOOP_FLAGS) != 0;
+        return oxmera_loop_flags();
     }
     """
     int oxmera_run_loop(void *loop, char **args, cnp.npy_intp n, cnp.npy_intp *steps,
@@ -4630,8 +4655,7 @@ cdef bint _sealable_link(object v, int depth) noexcept:
     if _sealable_type(v):
         return _sealable_leaf(<Tensor>v)
     if type(v) is OpDef:
-        module = (<OpDef>v).module
-        return module is not None and (<str>module).startswith("oxmera.")
+        return (<OpDef>v).internal
     if type(v) is slice:
         return _atom((<slice>v).start) and _atom((<slice>v).stop) and _atom((<slice>v).step)
     if type(v) is tuple and depth < 6:
@@ -4692,8 +4716,7 @@ cdef void _try_seal(GradFn node, tuple outputs) noexcept:
         return
     # An OpDef is an atom only while something outside every graph keeps it:
     # oxmera's own ops, defined once in its modules and registered for good.
-    module = node.op.module
-    if module is None or not (<str>module).startswith("oxmera."):
+    if not node.op.internal:
         return
     saved = node.saved_output
     if saved is not None and type(saved) is not ndarray:
