@@ -59,6 +59,8 @@ cdef extern from "_kernels.h" nogil:
                                     double bias2_sqrt, double eps, double neg_step_size,
                                     Py_ssize_t n)
     void oxmera_relu_float32(const float *x, float *out, Py_ssize_t n)
+    void oxmera_sigmoid_float32(const float *x, float *out, Py_ssize_t n)
+    void oxmera_sigmoid_float64(const double *x, double *out, Py_ssize_t n)
     void oxmera_relu_float64(const double *x, double *out, Py_ssize_t n)
     void oxmera_mul_pair_float32(const float *factor, const float *a, const float *b,
                                  float *out_a, float *out_b, Py_ssize_t n)
@@ -1155,15 +1157,36 @@ def relu(x):
     >>> _kernels.relu(np.array([-1.0, 2.0, np.nan]))
     array([ 0.,  2., nan])
     """
+    return _dense_pass(x, oxmera_relu_float32, oxmera_relu_float64)
+
+
+cdef object _dense_pass(x, _unary_f32 f32, _unary_f64 f64):
+    # An elementwise kernel over the memory of a float32/float64 array whose
+    # elements fill it in any order (float_dense), into a new array of x's very
+    # strides (dense and positive, so size * itemsize bytes from offset 0 hold
+    # it): one pass, x's layout kept. None for any other x.
     if not float_dense(x):
         return None
     cdef cnp.ndarray a = <cnp.ndarray>x
     cdef int typenum = cnp.PyArray_TYPE(a)
-    # One pass over the memory of both: the result gets x's very strides
-    # (dense and positive, so size * itemsize bytes from offset 0 hold it).
     out = cnp.PyArray_New(np.ndarray, cnp.PyArray_NDIM(a), cnp.PyArray_DIMS(a), typenum,
                           cnp.PyArray_STRIDES(a), NULL, 0, 0, None)
-    return _unary_pass(a, out, typenum, oxmera_relu_float32, oxmera_relu_float64)
+    return _unary_pass(a, out, typenum, f32, f64)
+
+
+def sigmoid(x):
+    """sigmoid of a float32 or float64 array whose memory is dense (see
+    :func:`float_dense`), one exponential an element (see ``_kernels.h``): a
+    new array of ``x``'s strides; None for any other ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oxmera._core import _kernels
+    >>> _kernels.sigmoid(np.array([0.0, -np.inf, np.inf, np.nan]))
+    array([0.5, 0. , 1. , nan])
+    """
+    return _dense_pass(x, oxmera_sigmoid_float32, oxmera_sigmoid_float64)
 
 
 def relu_backward(grad, output):
