@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark oxmera against hand-written NumPy forward+backward code and PyTorch.
+"""Benchmark oxmera against hand-written NumPy forward+backward code, PyTorch and peers.
 
 Usage::
 
@@ -7,12 +7,21 @@ Usage::
     python bench/run.py --workloads small_ops,deep_chain --libs oxmera,numpy
     python bench/run.py --repeats 15 --json out.json --markdown bench/RESULTS.md
 
+The libraries are NumPy (hand-written VJPs, the reference), oxmera, PyTorch
+and three peer autograd libraries: MyGrad, HIPS autograd and JAX. Every one
+but NumPy is optional: one that does not import is skipped, and the reason
+printed. JAX runs **eagerly** (``jax.value_and_grad``, no
+``jax.jit``): the comparison is between eager Python autograd engines, each
+op dispatched as the Python code reaches it.
+
 What one run does, in one process:
 
 1. Pins every library to one thread: the BLAS/OpenMP environment variables
    are set to 1 before NumPy is imported (the script re-executes itself if
    something imported NumPy first), threadpoolctl limits the pools too when
-   it is installed, and PyTorch gets ``torch.set_num_threads(1)``.
+   it is installed, PyTorch gets ``torch.set_num_threads(1)``, and JAX's XLA
+   CPU backend gets ``XLA_FLAGS`` and ``PJRT_NPROC=1`` before JAX is imported
+   (``bench/_threads.py``).
 2. For each workload (see ``bench/workloads``), checks every library's
    forward value and gradients against the hand-written NumPy version and
    refuses to time a library that disagrees, lacks an op the workload needs,
@@ -37,7 +46,13 @@ import sys
 # -- one thread for every library, before NumPy is imported ------------------
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _threads import THREAD_VARIABLES, pin_threads_in_environment  # noqa: E402
+from _threads import (  # noqa: E402
+    THREAD_VARIABLES,
+    XLA_THREAD_FLAGS,
+    XLA_THREAD_VARIABLES,
+    pin_threads_in_environment,
+    pin_xla_threads,
+)
 
 if __name__ == "__main__":
     pin_threads_in_environment()
@@ -46,6 +61,7 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import hashlib  # noqa: E402
 import importlib  # noqa: E402
+import importlib.metadata  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
@@ -63,10 +79,14 @@ if BENCH_DIR not in sys.path:
 if REPO_DIR not in sys.path:
     sys.path.insert(1, REPO_DIR)        # benchmark the oxmera of this checkout
 
-from workloads import WORKLOAD_MODULES, Unavailable, load_workloads  # noqa: E402
+from workloads import PEERS, WORKLOAD_MODULES, Unavailable, load_workloads  # noqa: E402
 from workloads import deep_chain as deep_chain_module  # noqa: E402
 
-LIBRARIES = ("oxmera", "numpy", "torch")
+LIBRARIES = ("oxmera", "numpy", "torch", "mygrad", "autograd", "jax")
+# The order of the report's columns and lines, and how it names each library.
+REPORT_ORDER = ("numpy", "oxmera", "torch", "mygrad", "autograd", "jax")
+DISPLAY_NAMES = {"numpy": "NumPy", "oxmera": "oxmera", "torch": "PyTorch", "mygrad": "MyGrad",
+                 "autograd": "HIPS autograd", "jax": "JAX"}
 LONG_CHAIN = "deep_chain_200k"
 ALL_WORKLOADS = (*WORKLOAD_MODULES, LONG_CHAIN)
 
@@ -94,6 +114,8 @@ def log(message=""):
 
 def import_library(name):
     """Import a library and pin it to one thread; returns (module, None) or (None, why)."""
+    if name == "jax":
+        pin_xla_threads()                # XLA reads it when JAX creates its CPU client
     for attempt in range(2):
         try:
             module = importlib.import_module(name)
@@ -355,8 +377,12 @@ def run_long_chain(libraries, args):
                 ok = all(np.allclose(np.asarray(g), np.asarray(r), rtol=1e-9, atol=0)
                          for g, r in zip(outputs, reference))
                 if not ok:
-                    result = {"status": "mismatch",
-                              "reason": f"outputs {outputs} differ from NumPy's {reference}"}
+                    why = f"outputs {outputs} differ from NumPy's {reference}"
+                    if subnormals_flushed(outputs, reference):
+                        why += (" only where NumPy's are subnormal and these are 0: this "
+                                "library flushes subnormals to zero (JAX on CPU does, by "
+                                "design)")
+                    result = {"status": "mismatch", "reason": why}
         entry["libs"][name] = result
         if result["status"] == "ok":
             log(f"   {name}: {result['time_s']:.2f} s, peak RSS {result['peak_rss_mb']:.0f} MB "
@@ -364,6 +390,23 @@ def run_long_chain(libraries, args):
         else:
             log(f"   {name}: {result['status']}, {result.get('reason')}")
     return entry
+
+
+def subnormals_flushed(outputs, reference):
+    """Whether ``outputs`` differ from ``reference`` only by subnormals turned into zeros.
+
+    Explains a mismatch, excuses none: the 200,000-step gradient underflows to
+    a subnormal in NumPy, and a library that flushes subnormals gives 0.
+    """
+    for got, want in zip(outputs, reference):
+        got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+        if got.shape != want.shape:
+            return False
+        differ = ~np.isclose(got, want, rtol=1e-9, atol=0)
+        subnormal = (want != 0) & (np.abs(want) < np.finfo(np.float64).tiny)
+        if not np.all(subnormal[differ] & (got[differ] == 0)):
+            return False
+    return True
 
 
 # -- the machine and versions -------------------------------------------------
@@ -420,14 +463,35 @@ def blas_name():
         return None
 
 
+def library_version(name, module=None):
+    """A library's version: its module's ``__version__``, else its installed distribution's."""
+    version = getattr(module, "__version__", None)
+    if version is None:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return version
+
+
 def versions(libraries):
+    """Python's, NumPy's and BLAS's versions, and every library's asked for.
+
+    oxmera's and PyTorch's keys are always there (None when not run); a peer's
+    only when it was asked for (None when it did not import). JAX's entry has
+    jaxlib's version beside it: jaxlib is the compiled half.
+    """
     info = {"python": platform.python_version(), "numpy": np.__version__, "blas": blas_name()}
     oxmera_module = libraries.get("oxmera")
     info["oxmera"] = getattr(oxmera_module, "__version__", None) if oxmera_module else None
     info["oxmera_git"] = git_revision()
     info["oxmera_core"] = core_build(oxmera_module) if oxmera_module else None
-    torch_module = libraries.get("torch")
-    info["torch"] = torch_module.__version__ if torch_module else None
+    for name in ("torch", *PEERS):
+        if name == "torch" or name in libraries:
+            module = libraries.get(name)
+            info[name] = library_version(name, module) if module else None
+    if libraries.get("jax"):
+        info["jaxlib"] = library_version("jaxlib")
     return info
 
 
@@ -457,7 +521,7 @@ def lib_cell(entry, name, key):
 
 def main_table(report):
     """Rows of the median-time table: workload, per-library medians, ratios to NumPy."""
-    libraries = [n for n in ("numpy", "oxmera", "torch") if n in report["libraries"]]
+    libraries = [n for n in REPORT_ORDER if n in report["libraries"]]
     others = [n for n in libraries if n != "numpy"]
     header = ["workload", *[f"{n} median" for n in libraries],
               *[f"{n} / numpy (min–max)" for n in others]]
@@ -507,8 +571,10 @@ def measured(report, workload, kind, library):
 
 
 def targets_table(report):
-    header = ["workload", "target", "oxmera measured", "PyTorch measured", "met?",
-              "PyTorch (issue 13)"]
+    """Issue 13's targets for oxmera; PyTorch's and every peer's that ran measured beside it."""
+    peers = [n for n in PEERS if n in report["libraries"]]
+    header = ["workload", "target", "oxmera measured", "PyTorch measured",
+              *[f"{DISPLAY_NAMES[n]} measured" for n in peers], "met?", "PyTorch (issue 13)"]
     rows = []
     for workload, kind, target, issue_torch in TARGETS:
         name = "deep_chain 200k peak RSS" if kind == "peak_rss_mb" else workload
@@ -533,7 +599,9 @@ def targets_table(report):
             gap = ours / target - 1
             verdict = f"**missed** by {gap:.1%}" if gap < 0.1 else f"**missed** by {gap:.0%}"
         target_text = f"≤ {target:.0f} MB" if kind == "peak_rss_mb" else f"≤ {target:.2f}×"
-        rows.append([name, target_text, show(ours), show(theirs), verdict, issue_torch])
+        rows.append([name, target_text, show(ours), show(theirs),
+                     *[show(measured(report, workload, kind, n)) for n in peers],
+                     verdict, issue_torch])
     return header, rows
 
 
@@ -586,6 +654,17 @@ def print_report(report):
             print("  " + line)
 
 
+def peer_versions(version):
+    """``", MyGrad 2.5.0, ..."``: the version of every peer the run asked for."""
+    text = ""
+    for name in PEERS:
+        if name in version:
+            text += f", {DISPLAY_NAMES[name]} {version[name] or 'not installed'}"
+            if name == "jax" and version.get("jaxlib"):
+                text += f" (jaxlib {version['jaxlib']})"
+    return text
+
+
 def write_markdown(report, path):
     notes = ""
     if os.path.exists(path):
@@ -610,13 +689,23 @@ def write_markdown(report, path):
         "largest per-round ratio. The workloads and the NumPy code are in "
         "`bench/workloads/`; `python bench/overhead.py` breaks one small op's cost down.",
         "",
+    ]
+    peers = [DISPLAY_NAMES[n] for n in PEERS if n in report["libraries"]]
+    if peers:
+        text = (f"The peer autograd libraries ({', '.join(peers)}) run the same math as their "
+                "users write it (`bench/workloads/__init__.py`: `peer_ops`, `peer_step`).")
+        if "jax" in report["libraries"]:
+            text += (" JAX runs eagerly, `jax.value_and_grad` without `jax.jit`, with float64 "
+                     "enabled: the comparison is between eager Python autograd engines.")
+        parts += [text, ""]
+    parts += [
         "## Machine and versions",
         "",
         f"- CPU: {machine['cpu']}, {cpus}; {machine['platform']}",
         f"- load average when the run started: {load} (the machine is shared: expect noise)",
         f"- threads: one for every library ({settings['threads']})",
         f"- Python {version['python']}, NumPy {version['numpy']} (BLAS: {version['blas']}), "
-        f"PyTorch {version['torch'] or 'not installed'}",
+        f"PyTorch {version['torch'] or 'not installed'}" + peer_versions(version),
         f"- oxmera {version['oxmera']}, git {version['oxmera_git']}; "
         f"core {version['oxmera_core']}",
         "",
@@ -648,13 +737,15 @@ def write_markdown(report, path):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        description="Time oxmera against hand-written NumPy and PyTorch (forward + backward).")
+        description="Time oxmera against hand-written NumPy, PyTorch, MyGrad, HIPS autograd "
+        "and eager JAX (forward + backward).")
     parser.add_argument("--workloads", default=",".join(ALL_WORKLOADS),
                         help="comma-separated, from: " + ", ".join(ALL_WORKLOADS)
                         + " (default: all)")
     parser.add_argument("--libs", default=",".join(LIBRARIES),
-                        help="comma-separated, from: oxmera, numpy, torch (default: all; "
-                        "numpy always runs, it is the reference)")
+                        help="comma-separated, from: " + ", ".join(LIBRARIES) + " (default: "
+                        "all; numpy always runs, it is the reference; the others are skipped, "
+                        "saying why, when they do not import)")
     parser.add_argument("--repeats", type=int, default=11,
                         help="samples per library per workload (default 11; the median is "
                         "reported; use at least 7)")
@@ -692,6 +783,15 @@ def parse_args(argv):
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     return args
+
+
+def thread_settings(libraries):
+    """How every library was held to one thread, for the report."""
+    text = ", ".join(f"{v}=1" for v in THREAD_VARIABLES[:3]) + ", torch.set_num_threads(1)"
+    if libraries.get("jax"):
+        text += f", XLA_FLAGS={' '.join(XLA_THREAD_FLAGS)}, " + ", ".join(
+            f"{k}={v}" for k, v in XLA_THREAD_VARIABLES.items())
+    return text
 
 
 def main(argv=None):
@@ -733,8 +833,7 @@ def main(argv=None):
         "settings": {"command": "python bench/run.py " + " ".join(argv or sys.argv[1:]),
                      "repeats": args.repeats, "min_time_s": args.min_time,
                      "clock": args.clock,
-                     "threads": ", ".join(f"{v}=1" for v in THREAD_VARIABLES[:3])
-                     + ", torch.set_num_threads(1)",
+                     "threads": thread_settings(libraries),
                      "thread_pools": pool_info},
         "workloads": [],
     }

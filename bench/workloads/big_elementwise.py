@@ -6,9 +6,13 @@ uniform in [-1, 1] so ``exp`` stays well inside float32.
 """
 import numpy as np
 
-from workloads import Workload
+from workloads import Workload, peer_numpy, peer_step
 
 SIZE = 4_000_000
+# The peers' ``+ 1`` as a float32 scalar: MyGrad turns a Python scalar into a
+# 0-d int64/float64 array, which NumPy 2 (NEP 50) promotes float32 with, so
+# ``x*w + 1`` would be float64 math there. Harmless for autograd and JAX.
+ONE = np.float32(1.0)
 
 
 def make_data():
@@ -54,7 +58,28 @@ def build_torch(data):
     return step
 
 
+def _build_peer(library, data):
+    np_ = peer_numpy(library)
+
+    def loss(x, w):
+        return np_.sum(np_.exp(x * w + ONE))
+    return peer_step(library, loss, [data["x"], data["w"]])
+
+
+def build_mygrad(data):
+    return _build_peer("mygrad", data)
+
+
+def build_autograd(data):
+    return _build_peer("autograd", data)
+
+
+def build_jax(data):
+    return _build_peer("jax", data)
+
+
 WORKLOAD = Workload(
     "big_elementwise", "4M float32: (x*w + 1).exp().sum()",
-    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch},
+    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
+                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
     rtol=1e-4, atol=1e-6)

@@ -7,10 +7,15 @@ copies into it are nine large block copies. Its output is an (N, O, H, W)
 view of an (O, N, H, W) array: ``sum`` does not need it contiguous, so no
 copy is made. PyTorch's oneDNN kernels are direct convolutions and much
 faster than any im2col; there is no target for this workload.
+
+The peers run their own convolution: MyGrad's ``nnet.conv_nd`` (a
+``tensordot`` over a sliding-window view), JAX's ``lax.conv_general_dilated``
+and HIPS autograd's ``autograd.scipy.signal.convolve`` (an ``einsum`` over a
+strided view, not BLAS: by far the slowest, and what its users have).
 """
 import numpy as np
 
-from workloads import Workload, require
+from workloads import Workload, peer_ops, peer_step, require
 
 N, C, H, W = 32, 16, 32, 32
 OUT, K, PAD = 32, 3, 1
@@ -77,7 +82,28 @@ def build_torch(data):
     return step
 
 
+def _build_peer(library, data):
+    ops = peer_ops(library)
+
+    def loss(x, w):
+        return ops.np.sum(ops.conv2d(x, w, PAD))
+    return peer_step(library, loss, [data["x"], data["w"]])
+
+
+def build_mygrad(data):
+    return _build_peer("mygrad", data)
+
+
+def build_autograd(data):
+    return _build_peer("autograd", data)
+
+
+def build_jax(data):
+    return _build_peer("jax", data)
+
+
 WORKLOAD = Workload(
     "conv", "x (32,16,32,32), 32 3x3 filters, padding 1, float32: conv2d(x, w).sum()",
-    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch},
+    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
+                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
     rtol=1e-4, atol=1e-5)

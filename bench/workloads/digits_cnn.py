@@ -13,11 +13,17 @@ so that every im2col copy and the pooling are plain strided blocks; col2im as
 nine strided adds; max-pool by argmax over each window; the seed of the mean
 folded into the softmax's gradient; Adam in place on preallocated moments.
 The autograd libraries run ``F.conv2d``, ``F.max_pool2d``, ``F.linear`` and
-``optim.Adam`` as the demo's layers do.
+``optim.Adam`` as the demo's layers do. The peers (MyGrad, HIPS autograd,
+JAX) have no ``Linear`` layer or optimizer in the package itself: they run
+``h @ W.T + b`` and PyTorch's Adam written on their arrays
+(``_adam_descent``), with their own conv2d and max-pool
+(``workloads.peer_ops``).
 """
+import math
+
 import numpy as np
 
-from workloads import Workload, require
+from workloads import Workload, peer_ops, peer_step, require
 
 BATCH, CLASSES, LR = 128, 10, 1e-3
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
@@ -178,7 +184,68 @@ def build_torch(data):
     return _build_library(torch, data)
 
 
+def _adam_descent(count):
+    """PyTorch's Adam (LR, BETA1, BETA2, EPS) as ``descent(grads) -> amounts`` for ``peer_step``.
+
+    None of the peers ships a one-step optimizer (MyGrad's live in the separate
+    MyNN package, HIPS's ``autograd.misc.optimizers.adam`` runs a whole loop,
+    JAX's is Optax), so their users write this. The arithmetic is on the
+    gradients' own array type (NumPy or JAX) and keeps their dtype: the
+    moments start as the scalar 0, the bias corrections are Python floats.
+
+    Parameters
+    ----------
+    count : int
+        How many parameters (gradients per call).
+    """
+    moments = [(0.0, 0.0)] * count
+    calls = 0
+
+    def descent(grads):
+        nonlocal calls
+        calls += 1
+        step_size = LR / (1 - BETA1 ** calls)
+        root_correction = math.sqrt(1 - BETA2 ** calls)
+        amounts = []
+        for index, grad in enumerate(grads):
+            m, v = moments[index]
+            m = BETA1 * m + (1 - BETA1) * grad
+            v = BETA2 * v + (1 - BETA2) * (grad * grad)
+            moments[index] = (m, v)
+            amounts.append(step_size * m / (v ** 0.5 / root_correction + EPS))
+        return amounts
+    return descent
+
+
+def _build_peer(library, data):
+    ops = peer_ops(library)
+    relu, conv2d = ops.relu, ops.conv2d
+    x, labels = ops.constant(data["x"]), ops.constant(data["labels"])
+
+    def loss(conv1_w, conv1_b, conv2_w, conv2_b, fc1_w, fc1_b, fc2_w, fc2_b):
+        h = relu(conv2d(x, conv1_w, 1) + conv1_b[:, None, None])
+        h = ops.max_pool2d(h, 2)
+        h = relu(conv2d(h, conv2_w, 1) + conv2_b[:, None, None])
+        h = relu(h.reshape(BATCH, -1) @ fc1_w.T + fc1_b)
+        return ops.cross_entropy(h @ fc2_w.T + fc2_b, labels)
+    adam = _adam_descent(len(PARAMS))
+    return peer_step(library, loss, [data[k] for k in PARAMS], descent=adam)
+
+
+def build_mygrad(data):
+    return _build_peer("mygrad", data)
+
+
+def build_autograd(data):
+    return _build_peer("autograd", data)
+
+
+def build_jax(data):
+    return _build_peer("jax", data)
+
+
 WORKLOAD = Workload(
     "digits_cnn", "the demo's digits CNN, batch 128 of 1x8x8, float32: forward, backward, Adam",
-    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch},
+    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
+                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
     rtol=1e-4, atol=1e-5)

@@ -9,7 +9,7 @@ step starts by dropping the previous gradients (``p.grad = None``), as
 """
 import numpy as np
 
-from workloads import Workload, require
+from workloads import Workload, peer_ops, peer_step, require
 
 BATCH = 64
 SIZES = (784, 256, 128, 10)
@@ -124,7 +124,35 @@ def build_torch(data):
     return step
 
 
+def _build_peer(library, data):
+    ops = peer_ops(library)
+    relu, cross_entropy = ops.relu, ops.cross_entropy
+    x, labels = ops.constant(data["x"]), ops.constant(data["labels"])
+
+    def loss(W1, b1, W2, b2, W3, b3):
+        h = relu(x @ W1 + b1)
+        h = relu(h @ W2 + b2)
+        return cross_entropy(h @ W3 + b3, labels)
+
+    def sgd(grads):
+        return [LR * g for g in grads]
+    return peer_step(library, loss, [data[k] for k in PARAMS], descent=sgd)
+
+
+def build_mygrad(data):
+    return _build_peer("mygrad", data)
+
+
+def build_autograd(data):
+    return _build_peer("autograd", data)
+
+
+def build_jax(data):
+    return _build_peer("jax", data)
+
+
 WORKLOAD = Workload(
     "mlp_step", "float32 MLP 784-256-128-10, batch 64, relu, cross_entropy, backward, SGD",
-    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch},
+    make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
+                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
     rtol=1e-4, atol=1e-5)
