@@ -61,7 +61,6 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import hashlib  # noqa: E402
 import importlib  # noqa: E402
-import importlib.metadata  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
@@ -467,6 +466,9 @@ def library_version(name, module=None):
     """A library's version: its module's ``__version__``, else its installed distribution's."""
     version = getattr(module, "__version__", None)
     if version is None:
+        # (imported here: importlib.metadata brings email, zipfile, csv ...,
+        # 1.5 MB the deep_chain_200k child would count in its peak RSS)
+        import importlib.metadata
         try:
             version = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
