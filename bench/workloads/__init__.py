@@ -38,7 +38,7 @@ import importlib
 from types import SimpleNamespace
 
 __all__ = ["Workload", "Unavailable", "require", "WORKLOAD_MODULES", "load_workloads",
-           "PEERS", "import_jax", "peer_numpy", "peer_ops", "peer_step"]
+           "PEERS", "import_jax", "peer_numpy", "peer_ops", "peer_step", "peer_builders"]
 
 
 class Unavailable(Exception):
@@ -304,3 +304,10 @@ def peer_step(library, loss, arrays, descent=None):
         return (value, *grads)
     return step
 
+
+
+def peer_builders(build_peer):
+    """``{"mygrad": build, "autograd": build, "jax": build}`` for a workload's
+    builders, each ``build(data)`` calling ``build_peer(library, data)``."""
+    return {library: (lambda data, library=library: build_peer(library, data))
+            for library in PEERS}

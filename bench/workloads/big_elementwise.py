@@ -6,7 +6,7 @@ uniform in [-1, 1] so ``exp`` stays well inside float32.
 """
 import numpy as np
 
-from workloads import Workload, peer_numpy, peer_step
+from workloads import Workload, peer_builders, peer_numpy, peer_step
 
 SIZE = 4_000_000
 # The peers' ``+ 1`` as a float32 scalar: MyGrad turns a Python scalar into a
@@ -66,20 +66,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data["x"], data["w"]])
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "big_elementwise", "4M float32: (x*w + 1).exp().sum()",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-4, atol=1e-6)

@@ -15,7 +15,7 @@ strided view, not BLAS: by far the slowest, and what its users have).
 """
 import numpy as np
 
-from workloads import Workload, peer_ops, peer_step, require
+from workloads import Workload, peer_builders, peer_ops, peer_step, require
 
 N, C, H, W = 32, 16, 32, 32
 OUT, K, PAD = 32, 3, 1
@@ -90,20 +90,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data["x"], data["w"]])
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "conv", "x (32,16,32,32), 32 3x3 filters, padding 1, float32: conv2d(x, w).sum()",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-4, atol=1e-5)

@@ -8,7 +8,7 @@ holds. The tensor is float64, shape (1,); backward starts from ``x.sum()``
 """
 import numpy as np
 
-from workloads import Workload, peer_numpy, peer_step, require
+from workloads import Workload, peer_builders, peer_numpy, peer_step, require
 
 STEPS = 20_000
 STEPS_LONG = 200_000
@@ -85,20 +85,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data["x0"]])
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 BUILDERS = {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-            "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax}
+            **peer_builders(_build_peer)}
 
 
 def make_workload(steps):

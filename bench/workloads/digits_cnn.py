@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from workloads import Workload, peer_ops, peer_step, require
+from workloads import Workload, peer_builders, peer_ops, peer_step, require
 
 BATCH, CLASSES, LR = 128, 10, 1e-3
 BETA1, BETA2, EPS = 0.9, 0.999, 1e-8
@@ -232,20 +232,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data[k] for k in PARAMS], descent=adam)
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "digits_cnn", "the demo's digits CNN, batch 128 of 1x8x8, float32: forward, backward, Adam",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-4, atol=1e-5)

@@ -7,7 +7,7 @@ rather than replacing ``ones @ B.T`` by row sums, which would be other math.
 """
 import numpy as np
 
-from workloads import Workload, peer_numpy, peer_step
+from workloads import Workload, peer_builders, peer_numpy, peer_step
 
 SIZE = 512
 
@@ -61,20 +61,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data["A"], data["B"]])
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "matmul", "512x512 float32: (A @ B).sum()",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-4, atol=1e-5)

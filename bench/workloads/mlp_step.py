@@ -9,7 +9,7 @@ step starts by dropping the previous gradients (``p.grad = None``), as
 """
 import numpy as np
 
-from workloads import Workload, peer_ops, peer_step, require
+from workloads import Workload, peer_builders, peer_ops, peer_step, require
 
 BATCH = 64
 SIZES = (784, 256, 128, 10)
@@ -139,20 +139,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data[k] for k in PARAMS], descent=sgd)
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "mlp_step", "float32 MLP 784-256-128-10, batch 64, relu, cross_entropy, backward, SGD",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-4, atol=1e-5)

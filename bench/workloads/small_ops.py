@@ -6,7 +6,7 @@ all per-op overhead (dispatch, tensor and node creation, the backward loop).
 """
 import numpy as np
 
-from workloads import Workload, peer_numpy, peer_step, require
+from workloads import Workload, peer_builders, peer_numpy, peer_step, require
 
 SIZE = 16
 
@@ -76,20 +76,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data[k] for k in ("x", "y", "z")])
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "small_ops", "16 float64: a=x*y+z; b=tanh(a); c=b*b-a; c.sum().backward()",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-12, atol=1e-14)

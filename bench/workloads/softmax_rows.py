@@ -5,7 +5,7 @@ PyTorch's compiled kernel beats plain NumPy here.
 """
 import numpy as np
 
-from workloads import Workload, peer_ops, peer_step, require
+from workloads import Workload, peer_builders, peer_ops, peer_step, require
 
 SHAPE = (256, 1000)
 
@@ -69,20 +69,8 @@ def _build_peer(library, data):
     return peer_step(library, loss, [data["X"]])
 
 
-def build_mygrad(data):
-    return _build_peer("mygrad", data)
-
-
-def build_autograd(data):
-    return _build_peer("autograd", data)
-
-
-def build_jax(data):
-    return _build_peer("jax", data)
-
-
 WORKLOAD = Workload(
     "softmax_rows", "(256, 1000) float32: log_softmax(X, dim=-1).mean()",
     make_data, {"numpy": build_numpy, "oxmera": build_oxmera, "torch": build_torch,
-                "mygrad": build_mygrad, "autograd": build_autograd, "jax": build_jax},
+                **peer_builders(_build_peer)},
     rtol=1e-4, atol=1e-5)

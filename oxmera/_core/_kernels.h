@@ -178,20 +178,24 @@ static void oxmera_gelu_backward_float32(const float *OXMERA_RESTRICT grad,
     }
 }
 
-/* The sum of n floats in double, in eight running sums so the adds pipeline
- * (and vectorize) without reassociation flags. */
-static inline double oxmera_sum_float32(const float *x, ptrdiff_t n)
-{
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    ptrdiff_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++)
-            acc[k] += (double)x[j + k];
-    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; j < n; j++)
-        total += (double)x[j];
-    return total;
-}
+/* The sum of n floats (or doubles) in double, in eight running sums so the
+ * adds pipeline (and vectorize) without reassociation flags. */
+#define OXMERA_DEFINE_SUM(NAME, T)                                              \
+    static inline double NAME(const T *x, ptrdiff_t n)                          \
+    {                                                                           \
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                               \
+        ptrdiff_t j = 0;                                                        \
+        for (; j + 8 <= n; j += 8)                                              \
+            for (int k = 0; k < 8; k++)                                         \
+                acc[k] += (double)x[j + k];                                     \
+        double total = ((acc[0] + acc[1]) + (acc[2] + acc[3]))                  \
+                       + ((acc[4] + acc[5]) + (acc[6] + acc[7]));               \
+        for (; j < n; j++)                                                      \
+            total += (double)x[j];                                              \
+        return total;                                                           \
+    }
+OXMERA_DEFINE_SUM(oxmera_sum_float32, float)
+OXMERA_DEFINE_SUM(oxmera_sum_float64, double)
 
 /* layer_norm over `rows` contiguous rows of n > 0 floats (float32 in and
  * out, statistics in double, two passes as NumPy's variance): writes the
@@ -523,19 +527,23 @@ static inline double oxmera_exp_sum_float32(const float *OXMERA_RESTRICT x, doub
 #undef OXMERA_STORE_FLOAT
 #undef OXMERA_STORE_DOUBLE
 
-/* The sum of the products of two float32 rows, in double. */
-static inline double oxmera_dot_float32(const float *a, const float *b, ptrdiff_t n)
-{
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    ptrdiff_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++)
-            acc[k] += (double)a[j + k] * (double)b[j + k];
-    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; j < n; j++)
-        total += (double)a[j] * (double)b[j];
-    return total;
-}
+/* The sum of the products of two float32 (or float64) rows, in double. */
+#define OXMERA_DEFINE_DOT(NAME, T)                                              \
+    static inline double NAME(const T *a, const T *b, ptrdiff_t n)              \
+    {                                                                           \
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};                               \
+        ptrdiff_t j = 0;                                                        \
+        for (; j + 8 <= n; j += 8)                                              \
+            for (int k = 0; k < 8; k++)                                         \
+                acc[k] += (double)a[j + k] * (double)b[j + k];                  \
+        double total = ((acc[0] + acc[1]) + (acc[2] + acc[3]))                  \
+                       + ((acc[4] + acc[5]) + (acc[6] + acc[7]));               \
+        for (; j < n; j++)                                                      \
+            total += (double)a[j] * (double)b[j];                               \
+        return total;                                                           \
+    }
+OXMERA_DEFINE_DOT(oxmera_dot_float32, float)
+OXMERA_DEFINE_DOT(oxmera_dot_float64, double)
 
 /* Rows shorter than the 16 running sums (a classifier's logits: 10 classes)
  * never reach oxmera_exp_sum_float32's vectorized loop, so each exponential
@@ -628,37 +636,40 @@ static void oxmera_softmax_float32(const float *OXMERA_RESTRICT x, float *OXMERA
  * mean or sum), read without being expanded. */
 
 /* log_softmax's VJP from the kept exponentials e and row sums:
- * out = g - e * (sum(g) / sum). out may be e itself (written in place). */
-OXMERA_CLONES
-static void oxmera_log_softmax_backward_float32(const float *OXMERA_RESTRICT grad, int grad_row,
-                                                const float *exps,
-                                                const float *OXMERA_RESTRICT sums, float *out,
-                                                ptrdiff_t rows, ptrdiff_t n)
-{
-    for (ptrdiff_t r = 0; r < rows; r++) {
-        const float *g = grad_row ? grad + r * n : grad + r;
-        double total = grad_row ? oxmera_sum_float32(g, n) : (double)g[0] * (double)n;
-        double c = total / (double)sums[r];
-        if (out == exps) {      /* one pointer: no aliasing check, the loop vectorizes */
-            float *eo = out + r * n;
-            if (grad_row)
-                for (ptrdiff_t j = 0; j < n; j++)
-                    eo[j] = (float)((double)g[j] - (double)eo[j] * c);
-            else
-                for (ptrdiff_t j = 0; j < n; j++)
-                    eo[j] = (float)((double)g[0] - (double)eo[j] * c);
-        } else {
-            const float *OXMERA_RESTRICT e = exps + r * n;
-            float *OXMERA_RESTRICT o = out + r * n;
-            if (grad_row)
-                for (ptrdiff_t j = 0; j < n; j++)
-                    o[j] = (float)((double)g[j] - (double)e[j] * c);
-            else
-                for (ptrdiff_t j = 0; j < n; j++)
-                    o[j] = (float)((double)g[0] - (double)e[j] * c);
-        }
+ * out = g - e * (sum(g) / sum), in double. out may be e itself (written in
+ * place). For float32 (T) and float64 rows (the casts are then no-ops). */
+#define OXMERA_DEFINE_LOG_SOFTMAX_BACKWARD(NAME, T, SUM)                        \
+    OXMERA_CLONES static void NAME(const T *OXMERA_RESTRICT grad, int grad_row, \
+                                   const T *exps, const T *OXMERA_RESTRICT sums, \
+                                   T *out, ptrdiff_t rows, ptrdiff_t n)         \
+    {                                                                           \
+        for (ptrdiff_t r = 0; r < rows; r++) {                                  \
+            const T *g = grad_row ? grad + r * n : grad + r;                    \
+            double total = grad_row ? SUM(g, n) : (double)g[0] * (double)n;     \
+            double c = total / (double)sums[r];                                 \
+            if (out == exps) {  /* one pointer: no aliasing check, vectorizes */\
+                T *eo = out + r * n;                                            \
+                if (grad_row)                                                   \
+                    for (ptrdiff_t j = 0; j < n; j++)                           \
+                        eo[j] = (T)((double)g[j] - (double)eo[j] * c);          \
+                else                                                            \
+                    for (ptrdiff_t j = 0; j < n; j++)                           \
+                        eo[j] = (T)((double)g[0] - (double)eo[j] * c);          \
+            } else {                                                            \
+                const T *OXMERA_RESTRICT e = exps + r * n;                      \
+                T *OXMERA_RESTRICT o = out + r * n;                             \
+                if (grad_row)                                                   \
+                    for (ptrdiff_t j = 0; j < n; j++)                           \
+                        o[j] = (T)((double)g[j] - (double)e[j] * c);            \
+                else                                                            \
+                    for (ptrdiff_t j = 0; j < n; j++)                           \
+                        o[j] = (T)((double)g[0] - (double)e[j] * c);            \
+            }                                                                   \
+        }                                                                       \
     }
-}
+OXMERA_DEFINE_LOG_SOFTMAX_BACKWARD(oxmera_log_softmax_backward_float32, float, oxmera_sum_float32)
+OXMERA_DEFINE_LOG_SOFTMAX_BACKWARD(oxmera_log_softmax_backward_float64, double,
+                                   oxmera_sum_float64)
 
 /* cross_entropy's VJP for class-index targets (each counted, no class
  * weights): log_softmax's VJP above applied to nll_loss's gradient, without
@@ -691,29 +702,34 @@ static ptrdiff_t oxmera_cross_entropy_backward_float32(const float *OXMERA_RESTR
     return -1;
 }
 
-/* softmax's VJP from its output y: out = y * (g - sum(g * y)). */
-OXMERA_CLONES
-static void oxmera_softmax_backward_float32(const float *OXMERA_RESTRICT grad, int grad_row,
-                                            const float *OXMERA_RESTRICT y,
-                                            float *OXMERA_RESTRICT out, ptrdiff_t rows,
-                                            ptrdiff_t n)
-{
-    for (ptrdiff_t r = 0; r < rows; r++) {
-        const float *g = grad_row ? grad + r * n : grad + r;
-        const float *yr = y + r * n;
-        float *o = out + r * n;
-        if (grad_row) {
-            double t = oxmera_dot_float32(g, yr, n);
-            for (ptrdiff_t j = 0; j < n; j++)
-                o[j] = (float)((double)yr[j] * ((double)g[j] - t));
-        } else {
-            double g0 = (double)g[0];
-            double d = g0 - g0 * oxmera_sum_float32(yr, n);
-            for (ptrdiff_t j = 0; j < n; j++)
-                o[j] = (float)((double)yr[j] * d);
-        }
+/* softmax's VJP from its output y: out = y * (g - sum(g * y)), in double;
+ * float32 (T) or float64 rows. */
+#define OXMERA_DEFINE_SOFTMAX_BACKWARD(NAME, T, SUM, DOT)                       \
+    OXMERA_CLONES static void NAME(const T *OXMERA_RESTRICT grad, int grad_row, \
+                                   const T *OXMERA_RESTRICT y,                  \
+                                   T *OXMERA_RESTRICT out, ptrdiff_t rows,      \
+                                   ptrdiff_t n)                                 \
+    {                                                                           \
+        for (ptrdiff_t r = 0; r < rows; r++) {                                  \
+            const T *g = grad_row ? grad + r * n : grad + r;                    \
+            const T *yr = y + r * n;                                            \
+            T *o = out + r * n;                                                 \
+            if (grad_row) {                                                     \
+                double t = DOT(g, yr, n);                                       \
+                for (ptrdiff_t j = 0; j < n; j++)                               \
+                    o[j] = (T)((double)yr[j] * ((double)g[j] - t));             \
+            } else {                                                            \
+                double g0 = (double)g[0];                                       \
+                double d = g0 - g0 * SUM(yr, n);                                \
+                for (ptrdiff_t j = 0; j < n; j++)                               \
+                    o[j] = (T)((double)yr[j] * d);                              \
+            }                                                                   \
+        }                                                                       \
     }
-}
+OXMERA_DEFINE_SOFTMAX_BACKWARD(oxmera_softmax_backward_float32, float, oxmera_sum_float32,
+                               oxmera_dot_float32)
+OXMERA_DEFINE_SOFTMAX_BACKWARD(oxmera_softmax_backward_float64, double, oxmera_sum_float64,
+                               oxmera_dot_float64)
 
 /* ---- the same over float64 rows ----------------------------------------------
  *
@@ -769,32 +785,6 @@ static inline double oxmera_max_float64(const double *x, ptrdiff_t n)
     return value;
 }
 
-static inline double oxmera_sum_float64(const double *x, ptrdiff_t n)
-{
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    ptrdiff_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++)
-            acc[k] += x[j + k];
-    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; j < n; j++)
-        total += x[j];
-    return total;
-}
-
-static inline double oxmera_dot_float64(const double *a, const double *b, ptrdiff_t n)
-{
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    ptrdiff_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; k++)
-            acc[k] += a[j + k] * b[j + k];
-    double total = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; j < n; j++)
-        total += a[j] * b[j];
-    return total;
-}
-
 /* e[j] = exp(x[j] - m) for the row, and their sum (sixteen running sums). */
 static inline double oxmera_exp_sum_float64(const double *OXMERA_RESTRICT x, double m,
                                             double *OXMERA_RESTRICT e, ptrdiff_t n)
@@ -848,61 +838,6 @@ static void oxmera_softmax_float64(const double *OXMERA_RESTRICT x, double *OXME
                                                       oxmera_max_float64(x + r * n, n), o, n);
         for (ptrdiff_t j = 0; j < n; j++)
             o[j] *= inverse;
-    }
-}
-
-/* log_softmax's VJP, as oxmera_log_softmax_backward_float32 (out may be exps). */
-OXMERA_CLONES
-static void oxmera_log_softmax_backward_float64(const double *OXMERA_RESTRICT grad, int grad_row,
-                                                const double *exps,
-                                                const double *OXMERA_RESTRICT sums, double *out,
-                                                ptrdiff_t rows, ptrdiff_t n)
-{
-    for (ptrdiff_t r = 0; r < rows; r++) {
-        const double *g = grad_row ? grad + r * n : grad + r;
-        double total = grad_row ? oxmera_sum_float64(g, n) : g[0] * (double)n;
-        double c = total / sums[r];
-        if (out == exps) {      /* one pointer: no aliasing check, the loop vectorizes */
-            double *eo = out + r * n;
-            if (grad_row)
-                for (ptrdiff_t j = 0; j < n; j++)
-                    eo[j] = g[j] - eo[j] * c;
-            else
-                for (ptrdiff_t j = 0; j < n; j++)
-                    eo[j] = g[0] - eo[j] * c;
-        } else {
-            const double *OXMERA_RESTRICT e = exps + r * n;
-            double *OXMERA_RESTRICT o = out + r * n;
-            if (grad_row)
-                for (ptrdiff_t j = 0; j < n; j++)
-                    o[j] = g[j] - e[j] * c;
-            else
-                for (ptrdiff_t j = 0; j < n; j++)
-                    o[j] = g[0] - e[j] * c;
-        }
-    }
-}
-
-/* softmax's VJP from its output y: out = y * (g - sum(g * y)). */
-OXMERA_CLONES
-static void oxmera_softmax_backward_float64(const double *OXMERA_RESTRICT grad, int grad_row,
-                                            const double *OXMERA_RESTRICT y,
-                                            double *OXMERA_RESTRICT out, ptrdiff_t rows,
-                                            ptrdiff_t n)
-{
-    for (ptrdiff_t r = 0; r < rows; r++) {
-        const double *g = grad_row ? grad + r * n : grad + r;
-        const double *yr = y + r * n;
-        double *o = out + r * n;
-        if (grad_row) {
-            double t = oxmera_dot_float64(g, yr, n);
-            for (ptrdiff_t j = 0; j < n; j++)
-                o[j] = yr[j] * (g[j] - t);
-        } else {
-            double d = g[0] - g[0] * oxmera_sum_float64(yr, n);
-            for (ptrdiff_t j = 0; j < n; j++)
-                o[j] = yr[j] * d;
-        }
     }
 }
 
